@@ -1,0 +1,67 @@
+"""spade-envs: a Gymnasium registry and generator of synthesized text environments.
+
+Importing this package is light: it never imports torch, transformers, vllm or
+skypilot (those load lazily inside the functions that need them).
+"""
+
+from __future__ import annotations
+
+from .core import (
+    KINDS,
+    SKILLS,
+    EnvMetadata,
+    GameSeatEnv,
+    TextEnv,
+    TextGame,
+    ToolEnv,
+    UnicodeText,
+    answers_match,
+    boxed,
+    describe,
+    extract_answer,
+    extract_boxed,
+    parse_number,
+    parse_tool_call,
+)
+from .error import (
+    EnvContractError,
+    EnvLoadError,
+    IllegalMove,
+    InvalidKnobError,
+    SpadeError,
+    ToolError,
+    UnknownEnvironmentError,
+)
+from .make import make
+from .seeds import seed_class, seed_names
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "TextEnv",
+    "ToolEnv",
+    "TextGame",
+    "GameSeatEnv",
+    "UnicodeText",
+    "EnvMetadata",
+    "describe",
+    "KINDS",
+    "SKILLS",
+    "make",
+    "seed_names",
+    "seed_class",
+    "answers_match",
+    "boxed",
+    "extract_answer",
+    "extract_boxed",
+    "parse_number",
+    "parse_tool_call",
+    "SpadeError",
+    "UnknownEnvironmentError",
+    "EnvContractError",
+    "EnvLoadError",
+    "InvalidKnobError",
+    "ToolError",
+    "IllegalMove",
+    "__version__",
+]

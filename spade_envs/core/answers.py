@@ -1,0 +1,208 @@
+"""Reading answers out of model text.
+
+The conventions every environment shares: a final answer in ``\\boxed{...}`` (or
+``<answer>...</answer>``), a tool call as ``<tool_call>{"name": ..., "arguments":
+{...}}</tool_call>``, and lenient comparison of numbers and short strings. All
+functions here run in time linear in the input and never raise on odd text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+__all__ = [
+    "extract_boxed",
+    "extract_tag",
+    "extract_answer",
+    "ToolCall",
+    "parse_tool_call",
+    "normalize_text",
+    "parse_number",
+    "answers_match",
+    "boxed",
+]
+
+_BOXED = "\\boxed"
+
+
+def boxed(answer: object) -> str:
+    """Format ``answer`` the way agents are asked to: ``\\boxed{answer}``."""
+    return f"{_BOXED}{{{answer}}}"
+
+
+def extract_boxed(text: str) -> str | None:
+    """Return the content of the last ``\\boxed{...}`` in ``text`` (braces balanced), or None.
+
+    ``\\boxed 42`` (no braces, as some models write) yields ``"42"``.
+    """
+    if not isinstance(text, str):
+        return None
+    start = text.rfind(_BOXED)
+    while start != -1:
+        i = start + len(_BOXED)
+        while i < len(text) and text[i] == " ":
+            i += 1
+        if i < len(text) and text[i] == "{":
+            depth = 0
+            for j in range(i, len(text)):
+                if text[j] == "{":
+                    depth += 1
+                elif text[j] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return text[i + 1 : j].strip()
+        elif i > start + len(_BOXED):
+            token = re.match(r"[^\s$]+", text[i:])
+            if token:
+                return token.group(0)
+        # Unbalanced or empty: fall back to an earlier \boxed, if any.
+        start = text.rfind(_BOXED, 0, start)
+    return None
+
+
+def extract_tag(text: str, tag: str) -> str | None:
+    """Return the stripped content of the last ``<tag>...</tag>`` in ``text``, or None."""
+    if not isinstance(text, str):
+        return None
+    close = text.rfind(f"</{tag}>")
+    if close == -1:
+        return None
+    open_ = text.rfind(f"<{tag}>", 0, close)
+    if open_ == -1:
+        return None
+    return text[open_ + len(tag) + 2 : close].strip()
+
+
+def extract_answer(text: str) -> str:
+    """The answer an agent gave: ``\\boxed{}`` content, else ``<answer>`` content, else the text.
+
+    The result is stripped; for an action without either marker it is the whole action,
+    so a terse agent that just writes ``42`` is understood too.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    for found in (extract_boxed(text), extract_tag(text, "answer")):
+        if found is not None:
+            return found
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A parsed ``<tool_call>``: either ``name`` and ``arguments``, or an ``error`` to show."""
+
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def parse_tool_call(text: str) -> ToolCall | None:
+    """Parse the first ``<tool_call>{json}</tool_call>`` in ``text``.
+
+    Returns None when the text holds no tool call at all, and a :class:`ToolCall` with
+    ``error`` set (a sentence telling the agent what to fix) when it holds a malformed one.
+    ``arguments`` may also be a JSON-encoded string of an object, as some models write.
+    """
+    if not isinstance(text, str):
+        return None
+    open_ = text.find("<tool_call>")
+    if open_ == -1:
+        return None
+    close = text.find("</tool_call>", open_)
+    body = text[open_ + len("<tool_call>") : close if close != -1 else len(text)].strip()
+    fmt = 'Write <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>.'
+    if close == -1:
+        return ToolCall(error=f"The tool call is not closed with </tool_call>. {fmt}")
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return ToolCall(error=f"The tool call is not valid JSON ({_short(exc)}). {fmt}")
+    if not isinstance(payload, dict):
+        return ToolCall(error=f"The tool call must be a JSON object. {fmt}")
+    name = payload.get("name")
+    if not isinstance(name, str) or not name:
+        return ToolCall(error=f'The tool call has no "name" string. {fmt}')
+    arguments = payload.get("arguments", payload.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (ValueError, RecursionError):
+            return ToolCall(name=name, error=f'"arguments" of {name!r} is not a JSON object. {fmt}')
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return ToolCall(name=name, error=f'"arguments" of {name!r} must be a JSON object. {fmt}')
+    return ToolCall(name=name, arguments=arguments)
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).split("\n", 1)[0][:120]
+
+
+def normalize_text(text: str) -> str:
+    """Case-fold, NFKC-normalise, drop surrounding punctuation/LaTeX and squeeze whitespace."""
+    text = unicodedata.normalize("NFKC", str(text))
+    text = re.sub(r"\\text\{([^{}]*)\}", r"\1", text)
+    text = text.replace("$", "").strip().strip(".").strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
+        text = text[1:-1]
+    return " ".join(text.casefold().split())
+
+
+_FRAC = re.compile(r"^\\d?frac\{([^{}]+)\}\{([^{}]+)\}$")
+
+
+def parse_number(text: str) -> Fraction | float | None:
+    """Parse ``text`` as a number: ints, decimals, ``1,234``, ``3/4``, ``\\frac{3}{4}``, ``50%``.
+
+    Exact values come back as :class:`~fractions.Fraction`; ``inf``/``nan``-like
+    and unparseable text give None.
+    """
+    s = normalize_text(text).replace(" ", "")
+    if not s or len(s) > 64:
+        return None
+    percent = s.endswith("%")
+    if percent:
+        s = s[:-1]
+    frac = _FRAC.match(s)
+    if frac:
+        s = f"{frac.group(1)}/{frac.group(2)}"
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?", s):
+        s = s.replace(",", "")
+    try:
+        value: Fraction | float = Fraction(s)
+    except (ValueError, ZeroDivisionError):
+        try:
+            value = float(s)
+        except ValueError:
+            return None
+        if not math.isfinite(value):
+            return None
+    return value / 100 if percent else value
+
+
+def answers_match(given: str, expected: object, *, rel_tol: float = 1e-6) -> bool:
+    """Whether an agent's answer equals the expected one.
+
+    Numbers compare by value (``0.5`` == ``1/2`` == ``50%``, within ``rel_tol``);
+    anything else compares after :func:`normalize_text`. ``given`` is first passed
+    through :func:`extract_answer`, so ``"\\boxed{42}"`` matches ``42``.
+    """
+    answer = extract_answer(given)
+    want = str(expected)
+    a, b = parse_number(answer), parse_number(want)
+    if a is not None and b is not None:
+        if a == b:
+            return True
+        return math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=1e-12)
+    return normalize_text(answer) == normalize_text(want)

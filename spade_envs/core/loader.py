@@ -1,0 +1,107 @@
+"""Turning environment source into an environment class, in this process.
+
+This is the *trusted* path: the code runs in the calling process with its full
+rights. It is right for the seed corpus (shipped with the package) and for files a
+user names and vouches for. Model-written code goes through ``spade_envs.sandbox``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+from ..error import EnvLoadError
+from .text_env import TextEnv
+from .text_game import TextGame
+
+__all__ = ["find_env_class", "load_env_class", "load_env_file", "is_env_class"]
+
+_PROTOCOL_BASES = (TextEnv, TextGame)
+
+
+def is_env_class(obj: object) -> bool:
+    """Whether ``obj`` is a concrete protocol class (not one of the base classes)."""
+    from .game_env import GameSeatEnv
+    from .tool_env import ToolEnv
+
+    return (
+        isinstance(obj, type)
+        and issubclass(obj, _PROTOCOL_BASES)
+        and obj not in (TextEnv, ToolEnv, TextGame, GameSeatEnv)
+    )
+
+
+def find_env_class(module: types.ModuleType) -> type:
+    """The one environment class a module defines (imported ones do not count).
+
+    Raises:
+        EnvLoadError: The module defines no environment class, or more than one.
+    """
+    found = [
+        obj
+        for obj in vars(module).values()
+        if is_env_class(obj) and obj.__module__ == module.__name__
+    ]
+    where = getattr(module, "__file__", None) or module.__name__
+    if not found:
+        raise EnvLoadError(
+            f"{where} defines no environment class: define one subclass of "
+            "spade_envs.TextEnv, ToolEnv or TextGame."
+        )
+    if len(found) > 1:
+        names = ", ".join(sorted(c.__name__ for c in found))
+        raise EnvLoadError(
+            f"{where} defines {len(found)} environment classes ({names}); "
+            "put each environment in its own module."
+        )
+    return found[0]
+
+
+def load_env_class(source: str, *, filename: str = "<env>") -> type:
+    """Execute ``source`` as a fresh module (trusted, in-process) and return its env class.
+
+    The module is named after the SHA-256 of the source, so two versions of the same
+    class never collide in ``sys.modules`` and ``copy``/``pickle`` can find it again.
+    """
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+    name = f"spade_envs._loaded.m{digest}"
+    module = sys.modules.get(name)
+    if module is None:
+        module = types.ModuleType(name)
+        module.__file__ = filename
+        try:
+            code = compile(source, filename, "exec")
+        except SyntaxError as exc:
+            raise EnvLoadError(f"{filename} does not parse: {exc.msg} (line {exc.lineno}).") from exc
+        sys.modules[name] = module
+        try:
+            exec(code, module.__dict__)
+        except Exception as exc:
+            del sys.modules[name]
+            raise EnvLoadError(
+                f"{filename} raised {type(exc).__name__} while loading: {exc}"
+            ) from exc
+    return find_env_class(module)
+
+
+def load_env_file(path: str | Path) -> type:
+    """Load the environment class defined in the Python file at ``path`` (trusted)."""
+    path = Path(path)
+    if not path.is_file():
+        raise EnvLoadError(f"{path} is not a file; pass the path of a .py file with one environment class.")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EnvLoadError(f"Cannot read {path}: {exc}") from exc
+    return load_env_class(source, filename=str(path))
+
+
+def load_module_class(module_name: str) -> type:
+    """Import an installed module by name and return its environment class."""
+    spec = importlib.util.find_spec(module_name)
+    if spec is None:
+        raise EnvLoadError(f"No module named {module_name!r}.")
+    return find_env_class(importlib.import_module(module_name))

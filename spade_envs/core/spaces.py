@@ -1,0 +1,101 @@
+"""A text space that accepts any Unicode string.
+
+Gymnasium's :class:`~gymnasium.spaces.Text` only accepts characters from a fixed
+charset (letters and digits by default), so an observation with a space or a
+comma is "outside the observation space". Language-model environments need every
+character, so :class:`UnicodeText` keeps ``Text`` as its base (vector-env helpers
+such as ``batch_space`` then work unchanged) but accepts any ``str`` whose length
+is within bounds, and samples strings that include whitespace, punctuation,
+non-Latin scripts, emoji and control characters.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Text
+
+__all__ = ["UnicodeText", "TextObservation", "DEFAULT_OBSERVATION_LENGTH", "DEFAULT_ACTION_LENGTH"]
+
+#: Longest observation a protocol environment may return (characters).
+DEFAULT_OBSERVATION_LENGTH = 16_384
+#: Length bound of the action space. ``step`` accepts longer strings (models ramble);
+#: the bound only limits what ``sample()`` produces and what ``contains`` vouches for.
+DEFAULT_ACTION_LENGTH = 8_192
+
+# Pools that samples draw from: the ones that break naive parsers are over-represented.
+_POOLS: tuple[str, ...] = (
+    string.ascii_letters + string.digits,
+    string.punctuation + " " * 8,
+    "\t\n\r\x00\x07\x1b\x7f\u200b\u2028\ufeff",
+    "àéîõüßçñÆØÅ" + "αβγδεζηθλμπσω" + "абвгдежзий",
+    "漢字仮名交じり文한국어العربية",
+    "😀🎉🚀🧠✓✗∑∞≠≤≥",
+    "{}[]<>\\/\"'`|",
+)
+# Every char above is "in" the charset so ``Text``'s own helpers never trip on a sample.
+_CHARSET = frozenset("".join(_POOLS))
+
+
+class UnicodeText(Text):
+    """Any Unicode string of ``min_length`` to ``max_length`` characters.
+
+    Args:
+        max_length: Longest string the space contains.
+        min_length: Shortest string the space contains (default 0: empty strings are valid).
+        sample_max_length: Longest string :meth:`sample` draws (keeps samples cheap).
+        seed: Seed of the space's own random generator (for :meth:`sample`).
+    """
+
+    def __init__(
+        self,
+        max_length: int = DEFAULT_OBSERVATION_LENGTH,
+        *,
+        min_length: int = 0,
+        sample_max_length: int = 64,
+        seed: int | np.random.Generator | None = None,
+    ):
+        super().__init__(max_length=max_length, min_length=min_length, charset=_CHARSET, seed=seed)
+        self.sample_max_length = max(min_length, min(sample_max_length, max_length))
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a ``str`` of allowed length (any characters)."""
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """Draw a short random string mixing ASCII, whitespace, control chars and other scripts."""
+        rng = self.np_random
+        length = int(rng.integers(self.min_length, self.sample_max_length + 1))
+        pools = rng.integers(0, len(_POOLS), size=length)
+        return "".join(_POOLS[p][int(rng.integers(0, len(_POOLS[p])))] for p in pools)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"UnicodeText({self.min_length}, {self.max_length})"
+
+    def __eq__(self, other: Any) -> bool:
+        return (
+            isinstance(other, UnicodeText)
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+        )
+
+    def __hash__(self) -> int:
+        return hash((UnicodeText, self.min_length, self.max_length))
+
+
+class TextObservation(str):
+    """A ``str`` that also carries the ``dtype`` of :class:`UnicodeText`.
+
+    PettingZoo's ``api_test`` compares ``observation.dtype`` with the space's dtype,
+    which a plain ``str`` does not have. Games return this subclass; it is a ``str``
+    in every other respect (hashing, equality, JSON, pickling).
+    """
+
+    __slots__ = ()
+    dtype = np.dtype(str)

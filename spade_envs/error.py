@@ -1,0 +1,86 @@
+"""Every error spade-envs raises on purpose.
+
+One base class, :class:`SpadeError`, so callers can catch everything the library
+raises deliberately. Each message says what was wrong and what to do about it;
+unknown names come with close-match suggestions.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "SpadeError",
+    "UnknownEnvironmentError",
+    "EnvContractError",
+    "EnvLoadError",
+    "InvalidKnobError",
+    "ToolError",
+    "IllegalMove",
+    "suggest",
+]
+
+
+def suggest(name: str, candidates: Iterable[str], *, n: int = 3) -> str:
+    """Return a ``" Did you mean ...?"`` sentence for ``name``, or ``""`` when nothing is close.
+
+    Matching ignores case, so ``numberguess`` still finds ``NumberGuess``.
+    """
+    by_lower: dict[str, str] = {}
+    for candidate in candidates:
+        by_lower.setdefault(candidate.lower(), candidate)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=n, cutoff=0.6)
+    if not close:
+        return ""
+    quoted = ", ".join(repr(by_lower[c]) for c in close)
+    return f" Did you mean {quoted}?"
+
+
+class SpadeError(Exception):
+    """Base class of every error raised deliberately by spade-envs."""
+
+
+class UnknownEnvironmentError(SpadeError, LookupError):
+    """A name or path does not identify an environment."""
+
+    def __init__(self, name: str, known: Iterable[str], *, what: str = "seed environment"):
+        known = sorted(known)
+        self.name = name
+        self.known = known
+        hint = suggest(name, known)
+        super().__init__(
+            f"No {what} named {name!r}.{hint} "
+            f"Run `spade-envs list-seeds` to see the {len(known)} available names, "
+            "or pass the path of a .py file that defines one environment class."
+        )
+
+
+class EnvContractError(SpadeError):
+    """An environment broke the protocol (wrong return type, bad reward, ...).
+
+    This is the environment author's bug, not the caller's; the message names the
+    method and what it returned so the author (human or model) can fix it.
+    """
+
+
+class EnvLoadError(SpadeError):
+    """Environment source could not be loaded into exactly one environment class."""
+
+
+class InvalidKnobError(SpadeError, TypeError):
+    """A difficulty knob passed to an environment does not exist or has a bad value."""
+
+
+class ToolError(SpadeError):
+    """Raised inside a ``tool_*`` method to report a failed call to the agent.
+
+    The message becomes the observation (``"Error: <message>"``); the episode goes on.
+    """
+
+
+class IllegalMove(SpadeError):
+    """Raised inside :meth:`TextGame._move` when a player's move is not legal.
+
+    The player loses its turn and sees the message in its next observation.
+    """

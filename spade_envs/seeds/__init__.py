@@ -1,0 +1,64 @@
+"""The seed corpus: hand-written exemplar environments.
+
+Each module in this package defines exactly one environment class, in the same
+shape a designer model writes (one class, standard library plus ``spade_envs``).
+They are the designer's first memory and the agent's first curriculum.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from pathlib import Path
+
+from ..core.loader import find_env_class
+from ..error import UnknownEnvironmentError
+
+__all__ = ["seed_names", "seed_class", "seed_classes", "seed_source"]
+
+
+@functools.lru_cache(maxsize=1)
+def _modules() -> tuple[str, ...]:
+    return tuple(
+        sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def seed_classes() -> dict[str, type]:
+    """Every seed environment class, keyed by class name (sorted)."""
+    classes = {}
+    for module_name in _modules():
+        cls = find_env_class(importlib.import_module(f"{__name__}.{module_name}"))
+        classes[cls.__name__] = cls
+    return dict(sorted(classes.items()))
+
+
+def seed_names() -> list[str]:
+    """Names of the seed environments, sorted."""
+    return list(seed_classes())
+
+
+def seed_class(name: str) -> type:
+    """The seed class called ``name`` (case-insensitive; the module name works too).
+
+    Raises:
+        UnknownEnvironmentError: No seed has that name; the message suggests close ones.
+    """
+    classes = seed_classes()
+    if name in classes:
+        return classes[name]
+    wanted = name.lower().replace("_", "").replace("-", "")
+    for cls_name, cls in classes.items():
+        module = cls.__module__.rsplit(".", 1)[-1]
+        if wanted in (cls_name.lower(), module.replace("_", "")):
+            return cls
+    raise UnknownEnvironmentError(name, classes)
+
+
+def seed_source(name: str) -> str:
+    """The source code of a seed environment's module."""
+    cls = seed_class(name)
+    module = importlib.import_module(cls.__module__)
+    return Path(module.__file__).read_text(encoding="utf-8")

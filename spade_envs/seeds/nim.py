@@ -1,0 +1,74 @@
+"""Two-player Nim: take stones from a heap; whoever takes the last stone wins."""
+
+from __future__ import annotations
+
+from functools import reduce
+from operator import xor
+
+from spade_envs import IllegalMove, TextGame
+
+
+class Nim(TextGame):
+    skill = "math"
+    description = (
+        "Several heaps of stones. Players alternate; a move takes one or more stones from "
+        "one heap, written 'take K from H'. Whoever takes the last stone wins. The first "
+        "player can always force a win here: keep the XOR (nim-sum) of the heaps at zero."
+    )
+    num_players = 2
+    max_turns = 60
+    knobs = {"heaps": 3, "max_heap": 7}
+
+    def _reset(self) -> None:
+        while True:
+            self.piles = [self.rng.randint(1, self.max_heap) for _ in range(self.heaps)]
+            if reduce(xor, self.piles):  # nonzero nim-sum: the first player can win
+                break
+
+    def _board(self) -> str:
+        return ", ".join(f"heap {i + 1}: {n}" for i, n in enumerate(self.piles))
+
+    def _observe(self, agent: str) -> str:
+        turn = "your move" if agent == self.agent_selection else "waiting"
+        return (
+            f"Nim. {self._board()}. You are {agent} ({turn}). "
+            "Move as \\boxed{take K from H}; taking the last stone wins."
+        )
+
+    def _parse(self, action: str) -> tuple[int, int]:
+        words = self.parse_move(action).replace(",", " ").split()
+        numbers = [int(w) for w in words if w.isascii() and w.isdigit() and len(w) < 6]
+        if len(numbers) != 2:
+            raise IllegalMove("write 'take K from H' with two whole numbers")
+        count, heap = numbers
+        if not 1 <= heap <= len(self.piles):
+            raise IllegalMove(f"there is no heap {heap}")
+        if not 1 <= count <= self.piles[heap - 1]:
+            raise IllegalMove(f"heap {heap} has {self.piles[heap - 1]} stones")
+        return count, heap
+
+    def _move(self, agent: str, action: str):
+        count, heap = self._parse(action)
+        self.piles[heap - 1] -= count
+        if sum(self.piles) == 0:
+            return {a: (1.0 if a == agent else 0.0) for a in self.agents}
+        return None
+
+    def legal_moves(self, agent: str) -> list[str]:
+        return [
+            f"take {k} from {h + 1}" for h, n in enumerate(self.piles) for k in range(1, n + 1)
+        ]
+
+    def best_move(self, agent: str) -> str:
+        total = reduce(xor, self.piles)
+        for h, n in enumerate(self.piles):
+            if total and n ^ total < n:
+                return f"take {n - (n ^ total)} from {h + 1}"
+        biggest = max(range(len(self.piles)), key=lambda h: self.piles[h])
+        return f"take 1 from {biggest + 1}"
+
+    def hint(self, agent: str) -> str:
+        total = reduce(xor, self.piles)
+        if total == 0:
+            return "The nim-sum is 0: every move loses against perfect play; take one stone and hope."
+        return f"The nim-sum (XOR of heap sizes) is {total}; move so that it becomes 0."
