@@ -51,6 +51,7 @@ class GameSeatEnv(TextEnv):
     # The seat's own reward arrives whenever any move ends the game.
     def _advance_opponents(self) -> float:
         reward = 0.0
+        self._opponent_moves: list[str] = []
         while not self.game.game_over and self.game.agent_selection != self.agent:
             current = self.game.agent_selection
             if self.opponent == "best":
@@ -59,15 +60,20 @@ class GameSeatEnv(TextEnv):
                 legal = self.game.legal_moves(current)
                 move = self.rng.choice(legal) if legal else ""
             self.game.step(move)
+            self._opponent_moves.append(f"{current} played: {move}")
             reward += self.game.rewards.get(self.agent, 0.0)
         return reward
+
+    def _seat_view(self) -> str:
+        view = self.game.observe(self.agent) if self.game.agents else "The game is over."
+        return "\n".join([*self._opponent_moves, view])
 
     def _reset(self) -> str:
         self.game.reset(seed=self.rng.randrange(2**31))
         self._opening_reward = self._advance_opponents()
         if self.game.game_over:
             raise SpadeError(f"{type(self.game).__name__} ended before {self.agent} could move.")
-        return self.game.observe(self.agent)
+        return self._seat_view()
 
     def _step(self, action: str) -> StepResult:
         self.game.step(action)
@@ -75,7 +81,7 @@ class GameSeatEnv(TextEnv):
         if self._opening_reward:
             reward, self._opening_reward = reward + self._opening_reward, 0.0
         done = self.game.game_over
-        observation = self.game.observe(self.agent) if self.game.agents else "The game is over."
+        observation = self._seat_view()
         if done:
             final = self.game.infos.get(self.agent, {}).get("final_reward", reward)
             observation = f"{observation}\nGame over. Your result: {final}."

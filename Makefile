@@ -1,0 +1,34 @@
+# Two commands for a fresh machine: `make demo` (the main job) and `make test`.
+# Both create .venv when it is missing. torch is only ever installed pinned
+# (torch==2.13.0, the CPU wheel) through the [train] extra, never unpinned.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+
+export HF_HUB_OFFLINE := 1
+
+.PHONY: demo test lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+## demo: set up, list the seed corpus and play two seeds non-interactively
+demo: $(STAMP)
+	$(BIN)/spade-envs list-seeds
+	$(BIN)/spade-envs play NumberGuess --seed 3 --auto solution
+	$(BIN)/spade-envs play SupplierLookup --seed 7 --auto solution --hint
+	$(BIN)/spade-envs play Nim --seed 1 --auto solution --opponent random
+
+## test: set up and run the whole test suite (slow model tests included)
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check spade_envs tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,213 @@
+"""The ``spade-envs`` command: a thin layer over the library.
+
+Every command has help text with an example; errors from the library are shown
+as one clear line and exit code 2 (usage) rather than a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from typing import Any
+
+import click
+
+from .core.episodes import random_text
+from .core.game_env import GameSeatEnv
+from .core.metadata import KINDS, SKILLS, describe
+from .core.text_game import TextGame
+from .error import SpadeError
+from .make import resolve
+from .seeds import seed_classes
+
+__all__ = ["main"]
+
+
+class _SpadeGroup(click.Group):
+    """Turns a ``SpadeError`` into a clean usage error instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SpadeError as exc:
+            raise click.UsageError(str(exc), ctx) from exc
+
+
+@click.group(cls=_SpadeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="spade-envs")
+def main() -> None:
+    """spade-envs: synthesized text environments for language-model agents.
+
+    \b
+    Examples:
+      spade-envs list-seeds --skill logic
+      spade-envs play NumberGuess --seed 3 --auto solution
+    """
+
+
+@main.command("list-seeds")
+@click.option("--skill", type=click.Choice(SKILLS), help="Only environments of this skill.")
+@click.option("--kind", type=click.Choice(KINDS), help="Only text, tool or game environments.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of a table.")
+def list_seeds(skill: str | None, kind: str | None, as_json: bool) -> None:
+    """List the seed environments shipped with the package.
+
+    \b
+    Example:
+      spade-envs list-seeds --kind tool
+    """
+    metas = [describe(cls) for cls in seed_classes().values()]
+    metas = [m for m in metas if (skill is None or m.skill == skill) and (kind is None or m.kind == kind)]
+    if as_json:
+        for meta in metas:
+            click.echo(json.dumps(meta.to_dict()))
+        return
+    width = max([len(m.name) for m in metas] + [4])
+    click.echo(f"{'name':<{width}}  kind  skill     turns  description")
+    for m in metas:
+        summary = textwrap.shorten(m.description, 70, placeholder="...")
+        click.echo(f"{m.name:<{width}}  {m.kind:<4}  {m.skill:<8}  {m.max_turns:>5}  {summary}")
+    click.echo(f"{len(metas)} environment(s)")
+
+
+@main.command("info")
+@click.argument("name")
+@click.option("--source", is_flag=True, help="Also print the environment's source code.")
+def info(name: str, source: bool) -> None:
+    """Show what is known about one environment (NAME: a seed name or a .py path).
+
+    \b
+    Example:
+      spade-envs info Mastermind --source
+    """
+    cls = resolve(name)
+    meta = describe(cls)
+    for key, value in meta.to_dict().items():
+        click.echo(f"{key:>12}: {value}")
+    if source:
+        import inspect
+
+        click.echo("")
+        click.echo(inspect.getsource(sys.modules[cls.__module__]))
+
+
+def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
+    knobs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. --knob upper=50).", param_hint="--knob")
+        try:
+            knobs[key] = json.loads(raw)
+        except ValueError:
+            knobs[key] = raw
+    return knobs
+
+
+@main.command("play")
+@click.argument("name")
+@click.option("--seed", type=int, default=None, help="Seed of the episode (default: random).")
+@click.option(
+    "--auto",
+    type=click.Choice(["solution", "random", "empty"]),
+    help="Play by itself: the reference solution, random text or empty actions.",
+)
+@click.option("--hint", "show_hint", is_flag=True, help="Show the privileged hint before the first turn.")
+@click.option("--seat", type=int, default=0, show_default=True, help="Games: the seat you play.")
+@click.option(
+    "--opponent",
+    type=click.Choice(["best", "random"]),
+    default="best",
+    show_default=True,
+    help="Games: who plays the other seats.",
+)
+@click.option("--knob", "knob_pairs", multiple=True, metavar="KEY=VALUE", help="Set a difficulty knob.")
+def play(
+    name: str,
+    seed: int | None,
+    auto: str | None,
+    show_hint: bool,
+    seat: int,
+    opponent: str,
+    knob_pairs: tuple[str, ...],
+) -> None:
+    """Play an environment in the terminal (NAME: a seed name or a .py path).
+
+    Type an action per line. Commands: :hint shows the hint, :solution shows the
+    reference solution, :reset starts over, :quit ends. With --auto (or with actions
+    piped on standard input) it plays without asking.
+
+    \b
+    Examples:
+      spade-envs play NumberGuess                 # interactive
+      spade-envs play Nim --seed 1 --auto solution
+      printf '50\\n75\\n' | spade-envs play NumberGuess --seed 3
+    """
+    env = resolve(name)(**_parse_knobs(knob_pairs))
+    if isinstance(env, TextGame):
+        env = GameSeatEnv(env, seat=seat, opponent=opponent)
+    observation, _ = env.reset(seed=seed)
+    interactive = auto is None and sys.stdin.isatty()
+    title = type(env.game if isinstance(env, GameSeatEnv) else env).__name__
+    seed_text = "a random seed" if seed is None else f"seed {seed}"
+    click.secho(f"== {title} ({seed_text}), {env.max_turns} turns at most", bold=True)
+    click.echo(observation)
+    if show_hint:
+        click.secho(f"[hint] {env.hint()}", fg="yellow")
+    actions = _auto_actions(env, auto, seed) if auto else None
+    total = 0.0
+    while True:
+        if actions is not None:
+            action = actions[env.turn] if env.turn < len(actions) else ""
+            click.secho(f"> {action}", fg="cyan")
+        else:
+            line = _read_line(interactive)
+            if line is None or line.strip() == ":quit":
+                click.echo("Stopped.")
+                return
+            command = line.strip()
+            if command == ":hint":
+                click.secho(f"[hint] {env.hint()}", fg="yellow")
+                continue
+            if command == ":solution":
+                click.secho(f"[solution] {' | '.join(env.solution())}", fg="yellow")
+                continue
+            if command == ":reset":
+                observation, _ = env.reset(seed=seed)
+                total = 0.0
+                click.echo(observation)
+                continue
+            if command in (":help", ":?"):
+                click.echo("Commands: :hint :solution :reset :quit — anything else is your action.")
+                continue
+            action = line.rstrip("\n")
+        observation, reward, terminated, truncated, _ = env.step(action)
+        total += float(reward)
+        click.echo(f"[turn {env.turn}] reward {float(reward):g}")
+        click.echo(observation)
+        if terminated or truncated:
+            verdict = "WON" if env.won else "not won"
+            why = "terminated" if terminated else "out of turns"
+            click.secho(f"== episode over ({why}): return {total:g}, {verdict}", bold=True)
+            return
+
+
+def _auto_actions(env: Any, auto: str, seed: int | None) -> list[str]:
+    if auto == "solution":
+        return env.solution()
+    if auto == "empty":
+        return [""] * env.max_turns
+    policy = random_text(seed or 0)
+    return [policy("", t) for t in range(env.max_turns)]
+
+
+def _read_line(interactive: bool) -> str | None:
+    if interactive:
+        try:
+            return click.prompt(">", prompt_suffix=" ", default="", show_default=False)
+        except (EOFError, click.Abort):
+            return None
+    line = sys.stdin.readline()
+    return line if line else None
+
