@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from spade_envs.cli import main
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def test_list_seeds_table_and_filters():
+    result = run("list-seeds")
+    assert result.exit_code == 0 and "NumberGuess" in result.output and "environment(s)" in result.output
+    result = run("list-seeds", "--kind", "game", "--json")
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert rows and all(r["kind"] == "game" for r in rows)
+
+
+def test_list_seeds_rejects_unknown_skill():
+    result = run("list-seeds", "--skill", "cooking")
+    assert result.exit_code == 2 and "Invalid value for '--skill'" in result.output
+
+
+def test_play_solution_wins():
+    result = run("play", "NumberGuess", "--seed", "3", "--auto", "solution", "--hint")
+    assert result.exit_code == 0, result.output
+    assert "[hint]" in result.output and "WON" in result.output
+
+
+def test_play_game_seat_against_random_opponent():
+    result = run("play", "Nim", "--seed", "1", "--auto", "solution", "--opponent", "random")
+    assert result.exit_code == 0 and "WON" in result.output and "player_1 played:" in result.output
+
+
+def test_play_from_piped_actions_with_commands():
+    result = run("play", "NumberGuess", "--seed", "3", input="50\n:hint\n:solution\n:quit\n")
+    assert result.exit_code == 0
+    assert "Higher than 50" in result.output and "[hint]" in result.output
+    assert "[solution]" in result.output and "Stopped." in result.output
+
+
+def test_play_empty_loses():
+    result = run("play", "NumberGuess", "--seed", "3", "--auto", "empty")
+    assert result.exit_code == 0 and "not won" in result.output and "out of turns" in result.output
+
+
+def test_unknown_environment_is_a_usage_error_with_suggestion():
+    result = run("play", "NumbrGuess")
+    assert result.exit_code == 2 and "Did you mean 'NumberGuess'?" in result.output
+
+
+def test_bad_knob_is_a_usage_error():
+    result = run("play", "NumberGuess", "--knob", "uppr=5")
+    assert result.exit_code == 2 and "Did you mean 'upper'?" in result.output
+    result = run("play", "NumberGuess", "--knob", "nonsense")
+    assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_knob_values_are_parsed_as_json():
+    result = run("play", "NumberGuess", "--knob", "upper=4", "--seed", "0", "--auto", "solution")
+    assert result.exit_code == 0 and "from 1 to 4" in result.output
+
+
+def test_info_shows_metadata_and_source():
+    result = run("info", "SupplierLookup", "--source")
+    assert result.exit_code == 0 and "tools:" in result.output and "class SupplierLookup" in result.output
