@@ -20,6 +20,8 @@ from .core import (
     describe,
     extract_answer,
     extract_boxed,
+    extract_tag,
+    normalize_text,
     parse_number,
     parse_tool_call,
 )
@@ -54,6 +56,8 @@ __all__ = [
     "boxed",
     "extract_answer",
     "extract_boxed",
+    "extract_tag",
+    "normalize_text",
     "parse_number",
     "parse_tool_call",
     "SpadeError",

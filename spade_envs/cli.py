@@ -58,7 +58,9 @@ def list_seeds(skill: str | None, kind: str | None, as_json: bool) -> None:
       spade-envs list-seeds --kind tool
     """
     metas = [describe(cls) for cls in seed_classes().values()]
-    metas = [m for m in metas if (skill is None or m.skill == skill) and (kind is None or m.kind == kind)]
+    metas = [
+        m for m in metas if (skill is None or m.skill == skill) and (kind is None or m.kind == kind)
+    ]
     if as_json:
         for meta in metas:
             click.echo(json.dumps(meta.to_dict()))
@@ -97,7 +99,9 @@ def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. --knob upper=50).", param_hint="--knob")
+            raise click.BadParameter(
+                f"{pair!r} is not KEY=VALUE (e.g. --knob upper=50).", param_hint="--knob"
+            )
         try:
             knobs[key] = json.loads(raw)
         except ValueError:
@@ -113,7 +117,9 @@ def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
     type=click.Choice(["solution", "random", "empty"]),
     help="Play by itself: the reference solution, random text or empty actions.",
 )
-@click.option("--hint", "show_hint", is_flag=True, help="Show the privileged hint before the first turn.")
+@click.option(
+    "--hint", "show_hint", is_flag=True, help="Show the privileged hint before the first turn."
+)
 @click.option("--seat", type=int, default=0, show_default=True, help="Games: the seat you play.")
 @click.option(
     "--opponent",
@@ -122,7 +128,9 @@ def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
     show_default=True,
     help="Games: who plays the other seats.",
 )
-@click.option("--knob", "knob_pairs", multiple=True, metavar="KEY=VALUE", help="Set a difficulty knob.")
+@click.option(
+    "--knob", "knob_pairs", multiple=True, metavar="KEY=VALUE", help="Set a difficulty knob."
+)
 def play(
     name: str,
     seed: int | None,
@@ -210,4 +218,3 @@ def _read_line(interactive: bool) -> str | None:
             return None
     line = sys.stdin.readline()
     return line if line else None
-

@@ -13,7 +13,11 @@ def run(*args, input=None):
 
 def test_list_seeds_table_and_filters():
     result = run("list-seeds")
-    assert result.exit_code == 0 and "NumberGuess" in result.output and "environment(s)" in result.output
+    assert (
+        result.exit_code == 0
+        and "NumberGuess" in result.output
+        and "environment(s)" in result.output
+    )
     result = run("list-seeds", "--kind", "game", "--json")
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert rows and all(r["kind"] == "game" for r in rows)
@@ -66,4 +70,8 @@ def test_knob_values_are_parsed_as_json():
 
 def test_info_shows_metadata_and_source():
     result = run("info", "SupplierLookup", "--source")
-    assert result.exit_code == 0 and "tools:" in result.output and "class SupplierLookup" in result.output
+    assert (
+        result.exit_code == 0
+        and "tools:" in result.output
+        and "class SupplierLookup" in result.output
+    )

@@ -9,10 +9,7 @@ HEAVY = ("torch", "transformers", "vllm", "sky", "sentence_transformers", "sqlal
 
 
 def test_import_does_not_load_heavy_libraries():
-    code = (
-        "import sys, spade_envs; "
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
+    code = f"import sys, spade_envs; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 

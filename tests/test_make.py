@@ -9,7 +9,7 @@ import spade_envs
 from spade_envs import EnvLoadError, UnknownEnvironmentError
 from spade_envs.core.loader import load_env_class
 
-GOOD = textwrap.dedent('''
+GOOD = textwrap.dedent("""
     from spade_envs import TextEnv, boxed
 
     class Echo(TextEnv):
@@ -29,7 +29,7 @@ GOOD = textwrap.dedent('''
 
         def solution(self):
             return [boxed(self.word)]
-''')
+""")
 
 
 def test_make_seed_by_name_is_case_insensitive_and_accepts_module_names():
@@ -43,7 +43,10 @@ def test_make_passes_knobs():
 
 
 def test_unknown_name_suggests_close_matches():
-    with pytest.raises(UnknownEnvironmentError, match=r"No seed environment named 'NumberGues'\. Did you mean 'NumberGuess'\?"):
+    with pytest.raises(
+        UnknownEnvironmentError,
+        match=r"No seed environment named 'NumberGues'\. Did you mean 'NumberGuess'\?",
+    ):
         spade_envs.make("NumberGues")
 
 

@@ -75,7 +75,9 @@ def load_env_class(source: str, *, filename: str = "<env>") -> type:
         try:
             code = compile(source, filename, "exec")
         except SyntaxError as exc:
-            raise EnvLoadError(f"{filename} does not parse: {exc.msg} (line {exc.lineno}).") from exc
+            raise EnvLoadError(
+                f"{filename} does not parse: {exc.msg} (line {exc.lineno})."
+            ) from exc
         sys.modules[name] = module
         try:
             exec(code, module.__dict__)
@@ -91,7 +93,9 @@ def load_env_file(path: str | Path) -> type:
     """Load the environment class defined in the Python file at ``path`` (trusted)."""
     path = Path(path)
     if not path.is_file():
-        raise EnvLoadError(f"{path} is not a file; pass the path of a .py file with one environment class.")
+        raise EnvLoadError(
+            f"{path} is not a file; pass the path of a .py file with one environment class."
+        )
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -19,7 +19,8 @@ staying well-behaved after the episode ends)::
             guess = parse_number(extract_answer(action))
             if guess == self.secret:
                 return "Correct!", 1.0, True
-            return ("Higher." if guess is not None and guess < self.secret else "Lower."), 0.0, False
+            higher = guess is not None and guess < self.secret
+            return ("Higher." if higher else "Lower."), 0.0, False
 
         def hint(self) -> str:
             return "The number is even." if self.secret % 2 == 0 else "The number is odd."
@@ -196,7 +197,8 @@ class TextEnv(gym.Env[str, str]):
         extra = result[3] if len(result) == 4 else {}
         if not isinstance(observation, str):
             raise EnvContractError(
-                f"{name}._step() returned a {type(observation).__name__} observation; it must be str."
+                f"{name}._step() returned a {type(observation).__name__} observation; "
+                "it must be str."
             )
         if isinstance(reward, bool) or not isinstance(reward, (int, float)):
             try:
@@ -209,8 +211,11 @@ class TextEnv(gym.Env[str, str]):
         low, high = self.reward_range
         if not math.isfinite(reward) or not low - 1e-9 <= reward <= high + 1e-9:
             raise EnvContractError(
-                f"{name}._step() returned reward {reward!r}, outside reward_range {self.reward_range}."
+                f"{name}._step() returned reward {reward!r}, "
+                f"outside reward_range {self.reward_range}."
             )
         if not isinstance(extra, dict):
-            raise EnvContractError(f"{name}._step() returned info of type {type(extra).__name__}; use a dict.")
+            raise EnvContractError(
+                f"{name}._step() returned info of type {type(extra).__name__}; use a dict."
+            )
         return observation, reward, bool(terminated), dict(extra)

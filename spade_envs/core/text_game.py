@@ -188,7 +188,8 @@ class TextGame(AECEnv):
             r = float(r)
             if not np.isfinite(r) or not low - 1e-9 <= r <= high + 1e-9:
                 raise EnvContractError(
-                    f"{type(self).__name__} gave {a} reward {r!r}, outside reward_range {self.reward_range}."
+                    f"{type(self).__name__} gave {a} reward {r!r}, "
+                    f"outside reward_range {self.reward_range}."
                 )
             self.rewards[a] = r
         for a in self.agents:

@@ -217,7 +217,8 @@ class ToolEnv(TextEnv):
         for schema in cls.function_schemas():
             fn = schema["function"]
             params = ", ".join(
-                f"{p}: {spec.get('type', 'any')}" for p, spec in fn["parameters"]["properties"].items()
+                f"{p}: {spec.get('type', 'any')}"
+                for p, spec in fn["parameters"]["properties"].items()
             )
             lines.append(f"- {fn['name']}({params}): {fn['description']}")
         return "\n".join(lines)
@@ -276,17 +277,31 @@ class ToolEnv(TextEnv):
             return (f"{observation}\n{message}".strip(), reward, True)
         return observation, 0.0, False
 
-    def _bind(self, method: Any, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    @classmethod
+    def _signature(cls, name: str) -> tuple[dict[str, inspect.Parameter], dict[str, Any]]:
+        """Parameters and resolved type hints of a tool (cached: resolving hints is slow)."""
+        cache = cls.__dict__.get("_signature_cache")
+        if cache is None:
+            cache = cls._signature_cache = {}
+        if name not in cache:
+            method = getattr(cls, _PREFIX + name)
+            try:
+                hints = get_type_hints(method)
+            except Exception:  # unresolvable annotations: accept any value
+                hints = {}
+            params = {
+                p.name: p
+                for p in inspect.signature(method).parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            }
+            cache[name] = (params, hints)
+        return cache[name]
+
+    def _bind(
+        self, method: Any, name: str, arguments: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
         """Check call arguments against the tool's signature; return (problem, arguments)."""
-        try:
-            hints = get_type_hints(method)
-        except Exception:
-            hints = {}
-        params = {
-            p.name: p
-            for p in inspect.signature(method).parameters.values()
-            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        }
+        params, hints = self._signature(name)
         unknown = [a for a in arguments if a not in params]
         if unknown:
             extra = suggest(unknown[0], params)
@@ -295,7 +310,9 @@ class ToolEnv(TextEnv):
                 f"Its arguments: {', '.join(params) or 'none'}.",
                 {},
             )
-        missing = [p for p, spec in params.items() if spec.default is spec.empty and p not in arguments]
+        missing = [
+            p for p, spec in params.items() if spec.default is spec.empty and p not in arguments
+        ]
         if missing:
             return f"tool {name!r} needs argument(s): {', '.join(missing)}.", {}
         converted: dict[str, Any] = {}

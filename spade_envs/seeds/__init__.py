@@ -13,9 +13,9 @@ import pkgutil
 from pathlib import Path
 
 from ..core.loader import find_env_class
-from ..error import UnknownEnvironmentError
+from ..error import EnvLoadError, UnknownEnvironmentError
 
-__all__ = ["seed_names", "seed_class", "seed_classes", "seed_source"]
+__all__ = ["seed_class", "seed_classes", "seed_names", "seed_source"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -30,7 +30,14 @@ def seed_classes() -> dict[str, type]:
     """Every seed environment class, keyed by class name (sorted)."""
     classes = {}
     for module_name in _modules():
-        cls = find_env_class(importlib.import_module(f"{__name__}.{module_name}"))
+        try:
+            module = importlib.import_module(f"{__name__}.{module_name}")
+        except Exception as exc:  # name the broken seed instead of a bare traceback
+            raise EnvLoadError(
+                f"Seed module spade_envs/seeds/{module_name}.py failed to import: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        cls = find_env_class(module)
         classes[cls.__name__] = cls
     return dict(sorted(classes.items()))
 

@@ -55,9 +55,7 @@ class Nim(TextGame):
         return None
 
     def legal_moves(self, agent: str) -> list[str]:
-        return [
-            f"take {k} from {h + 1}" for h, n in enumerate(self.piles) for k in range(1, n + 1)
-        ]
+        return [f"take {k} from {h + 1}" for h, n in enumerate(self.piles) for k in range(1, n + 1)]
 
     def best_move(self, agent: str) -> str:
         total = reduce(xor, self.piles)
@@ -70,5 +68,7 @@ class Nim(TextGame):
     def hint(self, agent: str) -> str:
         total = reduce(xor, self.piles)
         if total == 0:
-            return "The nim-sum is 0: every move loses against perfect play; take one stone and hope."
+            return (
+                "The nim-sum is 0: every move loses against perfect play; take one stone and hope."
+            )
         return f"The nim-sum (XOR of heap sizes) is {total}; move so that it becomes 0."

@@ -69,7 +69,9 @@ class SupplierLookup(ToolEnv):
         rows = self.tables[table]
         if column:
             if column not in rows[0]:
-                raise ToolError(f"table {table} has no column {column!r}; columns: {', '.join(rows[0])}")
+                raise ToolError(
+                    f"table {table} has no column {column!r}; columns: {', '.join(rows[0])}"
+                )
             rows = [r for r in rows if str(r[column]) == equals]
         return [dict(r) for r in rows]
 

@@ -100,7 +100,9 @@ def test_normalize_text_squeezes_and_casefolds():
 def test_parse_tool_call_ok_and_string_arguments():
     call = parse_tool_call('<tool_call>{"name": "ls", "arguments": {"path": "/"}}</tool_call>')
     assert call.ok and call.name == "ls" and call.arguments == {"path": "/"}
-    call = parse_tool_call('<tool_call>{"name": "ls", "arguments": "{\\"path\\": \\"/a\\"}"}</tool_call>')
+    call = parse_tool_call(
+        '<tool_call>{"name": "ls", "arguments": "{\\"path\\": \\"/a\\"}"}</tool_call>'
+    )
     assert call.ok and call.arguments == {"path": "/a"}
 
 
@@ -137,3 +139,19 @@ def test_helpers_never_raise(text):
 def test_deeply_nested_json_tool_call_is_an_error_not_a_crash():
     call = parse_tool_call("<tool_call>" + "[" * 100_000 + "</tool_call>")
     assert not call.ok
+
+
+@pytest.mark.parametrize("text", ["1e100000000", "1E-999999", "１ｅ１００００００００"])
+def test_parse_number_refuses_absurd_exponents_quickly(text):
+    assert parse_number(text) is None
+
+
+def test_answers_match_huge_values_without_overflow():
+    assert answers_match("\\boxed{1e309}", 5) is False
+    assert answers_match("1e309", "1e309") is True
+
+
+def test_extract_boxed_handles_many_unclosed_boxes():
+    # 20,000 unclosed boxes: the old rescan-per-box version took minutes here.
+    text = "\\boxed{" * 20_000 + "\\boxed{7}"
+    assert extract_boxed(text) == "7"

@@ -134,7 +134,9 @@ def test_contract_violations_name_the_method(cls, message):
 
 
 def test_reset_must_return_text():
-    with pytest.raises(EnvContractError, match=r"_reset\(\) must return the first observation as str"):
+    with pytest.raises(
+        EnvContractError, match=r"_reset\(\) must return the first observation as str"
+    ):
         BytesObservation().reset(seed=0)
 
 

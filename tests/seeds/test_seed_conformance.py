@@ -140,17 +140,35 @@ def test_same_seed_same_trajectory_and_seeds_differ(name):
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=25)
-@given(actions=st.lists(st.one_of(
-    st.text(max_size=50),
-    st.text(alphabet=st.characters(codec="utf-8"), max_size=3000),
-    st.sampled_from([
-        "", "\x00", "\\boxed{", "\\boxed{}", "\\boxed{-1}", "\\boxed{1e309}", "<answer></answer>",
-        "<tool_call>", "<tool_call>{}</tool_call>", '<tool_call>{"name": 3}</tool_call>',
-        '<tool_call>{"name": "nope", "arguments": []}</tool_call>',
-        '<tool_call>{"name": "select", "arguments": {"table": 7}}</tool_call>',
-        "take 999999 from 1", "move north", "9" * 5000,
-    ]),
-), max_size=12), seed=st.integers(0, 2**31))
+@given(
+    actions=st.lists(
+        st.one_of(
+            st.text(max_size=50),
+            st.text(alphabet=st.characters(codec="utf-8"), max_size=3000),
+            st.sampled_from(
+                [
+                    "",
+                    "\x00",
+                    "\\boxed{",
+                    "\\boxed{}",
+                    "\\boxed{-1}",
+                    "\\boxed{1e309}",
+                    "<answer></answer>",
+                    "<tool_call>",
+                    "<tool_call>{}</tool_call>",
+                    '<tool_call>{"name": 3}</tool_call>',
+                    '<tool_call>{"name": "nope", "arguments": []}</tool_call>',
+                    '<tool_call>{"name": "select", "arguments": {"table": 7}}</tool_call>',
+                    "take 999999 from 1",
+                    "move north",
+                    "9" * 5000,
+                ]
+            ),
+        ),
+        max_size=12,
+    ),
+    seed=st.integers(0, 2**31),
+)
 def test_arbitrary_actions_never_raise(name, actions, seed):
     env = spade_envs.make(name)
     if isinstance(env, TextGame):
@@ -189,7 +207,11 @@ def _allowed_imports(module_path: Path) -> list[str]:
             names = [node.module or ""]
         for n in names:
             root = n.split(".")[0]
-            if root not in sys.stdlib_module_names and root != "spade_envs" and root != "__future__":
+            if (
+                root not in sys.stdlib_module_names
+                and root != "spade_envs"
+                and root != "__future__"
+            ):
                 bad.append(n)
     return bad
 

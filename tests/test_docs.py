@@ -1,0 +1,38 @@
+"""The README and docs stay true: their Python examples run, their commands exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from spade_envs.cli import main
+from spade_envs.seeds import seed_names
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def code_blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_python_examples_run(path):
+    for block in code_blocks(path, "python"):
+        exec(compile(block, str(path), "exec"), {"__name__": "__docs__"})
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_cli_commands_in_docs_exist(path):
+    commands = set(main.commands)
+    for block in code_blocks(path, "bash"):
+        for used in re.findall(r"spade-envs ([a-z][a-z-]*)", block):
+            assert used in commands, f"{path.name} uses unknown command `spade-envs {used}`"
+
+
+def test_readme_lists_every_seed():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in seed_names() if f"`{name}`" not in readme]
+    assert missing == []
