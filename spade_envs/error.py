@@ -18,6 +18,13 @@ __all__ = [
     "InvalidKnobError",
     "ToolError",
     "IllegalMove",
+    "SandboxError",
+    "SandboxTimeout",
+    "SandboxCrashed",
+    "SandboxProtocolError",
+    "SandboxBroken",
+    "SandboxUnavailable",
+    "EnvCodeError",
     "suggest",
 ]
 
@@ -84,3 +91,41 @@ class IllegalMove(SpadeError):
 
     The player loses its turn and sees the message in its next observation.
     """
+
+
+class SandboxError(SpadeError):
+    """Something went wrong running environment code in the sandbox."""
+
+
+class SandboxTimeout(SandboxError, TimeoutError):
+    """A sandboxed call exceeded its wall-clock budget; the worker was killed."""
+
+
+class SandboxCrashed(SandboxError):
+    """The sandbox worker died (killed by a limit, a signal, or the code itself)."""
+
+
+class SandboxProtocolError(SandboxError):
+    """The worker sent something that is not a valid answer (too large, malformed)."""
+
+
+class SandboxBroken(SandboxError):
+    """The sandboxed environment was killed earlier and cannot be used any more."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The requested isolation cannot be provided on this machine."""
+
+
+class EnvCodeError(SandboxError):
+    """The environment's own code raised an exception inside the sandbox.
+
+    Attributes:
+        exc_type: Name of the exception class raised in the worker.
+        remote_traceback: The traceback text from the worker (for repair prompts).
+    """
+
+    def __init__(self, message: str, *, exc_type: str = "", remote_traceback: str = ""):
+        super().__init__(message)
+        self.exc_type = exc_type
+        self.remote_traceback = remote_traceback

@@ -1,0 +1,90 @@
+"""Limits and isolation layers of the sandbox: one documented dataclass."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..error import SpadeError
+
+__all__ = ["SandboxConfig"]
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """How a sandbox worker is isolated and limited.
+
+    Every layer is on by default and can be switched off one by one (the tests do,
+    to check each layer alone). A layer this machine cannot provide is dropped
+    with one loud warning, never silently.
+
+    Attributes:
+        bubblewrap: Run the worker under ``bwrap``: read-only root, private ``/tmp``,
+            no network, new PID/IPC/UTS namespaces, home directories hidden, empty
+            environment, dies with its parent.
+        drop_uid: When started as root, switch the worker to ``uid``/``gid`` before any
+            untrusted code runs (RLIMIT_NPROC does not apply to root).
+        seccomp: Install a seccomp filter that denies process creation, ``execve``,
+            sockets, ``ptrace``, mounts, namespaces and privilege changes.
+        rlimits: Apply the resource limits below.
+        uid: The unprivileged user id for ``drop_uid`` (65534 is ``nobody``).
+        gid: Its group id.
+        memory_mb: Address-space limit of the worker (RLIMIT_AS).
+        cpu_seconds: CPU-time limit of the worker over its whole life (RLIMIT_CPU).
+        file_size_mb: Largest file the worker may write (RLIMIT_FSIZE).
+        open_files: Most file descriptors the worker may hold (RLIMIT_NOFILE).
+        max_processes: Most processes the worker's user may have (RLIMIT_NPROC,
+            effective once the uid is dropped).
+        tmp_size_mb: Size of the worker's private ``/tmp``.
+        load_timeout: Wall-clock seconds for loading a module and building the env.
+        call_timeout: Wall-clock seconds for any other call (reset, step, ...).
+        max_message_bytes: Largest answer the worker may send (bounds observations
+            and info dicts).
+        max_observation_chars: Longest observation accepted from the worker.
+        extra_env: Extra environment variables for the worker (the rest is cleared).
+    """
+
+    bubblewrap: bool = True
+    drop_uid: bool = True
+    seccomp: bool = True
+    rlimits: bool = True
+    uid: int = 65534
+    gid: int = 65534
+    memory_mb: int = 1024
+    cpu_seconds: int = 600
+    file_size_mb: int = 16
+    open_files: int = 64
+    max_processes: int = 64
+    tmp_size_mb: int = 32
+    load_timeout: float = 20.0
+    call_timeout: float = 10.0
+    max_message_bytes: int = 4_000_000
+    max_observation_chars: int = 65_536
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in (
+            "memory_mb",
+            "cpu_seconds",
+            "file_size_mb",
+            "open_files",
+            "max_processes",
+            "tmp_size_mb",
+            "max_message_bytes",
+            "max_observation_chars",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise SpadeError(f"SandboxConfig.{name} must be a positive int, got {value!r}.")
+        for name in ("load_timeout", "call_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise SpadeError(f"SandboxConfig.{name} must be positive seconds, got {value!r}.")
+        if self.memory_mb < 256:
+            raise SpadeError(
+                f"SandboxConfig.memory_mb={self.memory_mb} is too small for a Python worker "
+                "(it needs about 200 MB of address space); use 256 or more."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

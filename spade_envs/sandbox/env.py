@@ -1,0 +1,337 @@
+"""Parent-side proxies: a sandboxed environment that is a real Gymnasium env or AEC game.
+
+Everything a worker answers is checked here again (types, sizes, finiteness is
+left to the validator), because the code in the worker may have tampered with
+the worker itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+from pettingzoo import AECEnv
+
+from ..core.spaces import DEFAULT_ACTION_LENGTH, TextObservation, UnicodeText
+from ..error import EnvCodeError, SandboxError, SpadeError
+from .config import SandboxConfig
+from .pool import WorkerPool, default_pool
+from .process import Worker
+
+__all__ = ["SandboxedEnv", "SandboxedGame", "open_env", "open_file", "open_seed"]
+
+Isolation = Literal["sandbox", "none"]
+
+
+def _expect(condition: bool, op: str, what: str) -> None:
+    if not condition:
+        raise EnvCodeError(f"{op}() returned {what}", exc_type="ReturnTypeError")
+
+
+class _Remote:
+    """What both proxies share: the worker, metadata and checked calls."""
+
+    def _attach(self, worker: Worker, meta: dict[str, Any], config: SandboxConfig) -> None:
+        self._worker = worker
+        self.config = config
+        self.env_metadata = meta
+        self.name = str(meta.get("name", ""))
+        self.kind = str(meta.get("kind", ""))
+        self.skill = str(meta.get("skill", ""))
+        self.description = str(meta.get("description", ""))
+        self.max_turns = int(meta.get("max_turns", 1))
+        low, high = meta.get("reward_range", (0.0, 1.0))
+        self.reward_range = (float(low), float(high))
+        self.knobs = dict(meta.get("knobs", {}))
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """The isolation layers the worker actually runs with."""
+        return dict(self._worker.layers)
+
+    @property
+    def broken(self) -> bool:
+        return not self._worker.alive
+
+    def _text(self, value: Any, op: str) -> str:
+        _expect(isinstance(value, str), op, f"{type(value).__name__} where text was expected")
+        limit = self.config.max_observation_chars
+        if len(value) > limit:
+            raise EnvCodeError(
+                f"{op}() returned {len(value)} characters of text, over the limit of {limit}",
+                exc_type="ObservationTooLarge",
+            )
+        return value
+
+    def _dict(self, value: Any, op: str) -> dict[str, Any]:
+        _expect(isinstance(value, dict), op, f"info of type {type(value).__name__}, not a dict")
+        return value
+
+    def hint(self, *agent: str) -> str:
+        return self._text(self._worker.call("hint", agent=agent[0] if agent else None), "hint")
+
+    def printed(self) -> str:
+        """The last few KB the environment printed (stdout and stderr)."""
+        return str(self._worker.call("output"))
+
+    def close(self) -> None:
+        self._worker.close()
+
+
+class SandboxedEnv(_Remote, gym.Env[str, str]):
+    """A text or tool environment running in a sandbox worker (a real ``gymnasium.Env``)."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        worker: Worker,
+        meta: dict[str, Any],
+        config: SandboxConfig,
+        render_mode: str | None = None,
+    ):
+        self._attach(worker, meta, config)
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(config.max_observation_chars)
+        self.action_space = UnicodeText(DEFAULT_ACTION_LENGTH)
+        self.tool_schemas = list(meta.get("tool_schemas", []))
+        self._last_observation = ""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)  # mirror np_random so seeded checks see a seeded env
+        result = self._worker.call("reset", seed=seed, options=options)
+        _expect(
+            isinstance(result, list) and len(result) == 2,
+            "reset",
+            "something other than (obs, info)",
+        )
+        observation = self._text(result[0], "reset")
+        self._last_observation = observation
+        return observation, self._dict(result[1], "reset")
+
+    def step(self, action: str):
+        if not isinstance(action, str):
+            action = "" if action is None else str(action)
+        result = self._worker.call("step", action=action)
+        _expect(
+            isinstance(result, list) and len(result) == 5,
+            "step",
+            "something other than (obs, reward, terminated, truncated, info)",
+        )
+        observation, reward, terminated, truncated, info = result
+        observation = self._text(observation, "step")
+        _expect(
+            isinstance(reward, (int, float)) and not isinstance(reward, bool),
+            "step",
+            f"a reward of type {type(reward).__name__}",
+        )
+        _expect(
+            isinstance(terminated, bool) and isinstance(truncated, bool),
+            "step",
+            "terminated/truncated flags that are not booleans",
+        )
+        self._last_observation = observation
+        return observation, float(reward), terminated, truncated, self._dict(info, "step")
+
+    def solution(self) -> list[str]:
+        result = self._worker.call("solution")
+        _expect(
+            isinstance(result, list) and all(isinstance(a, str) for a in result),
+            "solution",
+            "something other than a list of action strings",
+        )
+        return result
+
+    def render(self) -> str | None:
+        return self._last_observation if self.render_mode == "ansi" else None
+
+    def function_schemas(self) -> list[dict[str, Any]]:
+        return [dict(s) for s in self.tool_schemas]
+
+    def __repr__(self) -> str:
+        return f"<SandboxedEnv {self.name} pid={self._worker.pid}>"
+
+
+class SandboxedGame(_Remote, AECEnv):
+    """A ``TextGame`` running in a sandbox worker (a real PettingZoo ``AECEnv``)."""
+
+    metadata = {"render_modes": ["ansi"], "name": "sandboxed_text_game", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        worker: Worker,
+        meta: dict[str, Any],
+        config: SandboxConfig,
+        render_mode: str | None = None,
+    ):
+        AECEnv.__init__(self)
+        self._attach(worker, meta, config)
+        self.render_mode = render_mode
+        self.possible_agents = [str(a) for a in meta.get("possible_agents", [])]
+        self.agents = []
+        self._obs_spaces = {
+            a: UnicodeText(config.max_observation_chars) for a in self.possible_agents
+        }
+        self._act_spaces = {a: UnicodeText(DEFAULT_ACTION_LENGTH) for a in self.possible_agents}
+
+    def observation_space(self, agent: str) -> UnicodeText:
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> UnicodeText:
+        return self._act_spaces[agent]
+
+    def _mirror(self, snapshot: Any, op: str) -> None:
+        _expect(isinstance(snapshot, dict), op, "a malformed game state")
+        agents = snapshot.get("agents")
+        _expect(
+            isinstance(agents, list) and set(agents) <= set(self.possible_agents),
+            op,
+            "unknown agents",
+        )
+        self.agents = list(agents)
+        selection = snapshot.get("agent_selection")
+        _expect(selection in self.possible_agents, op, "an unknown agent_selection")
+        self.agent_selection = selection
+        for key, attr in (
+            ("rewards", "rewards"),
+            ("cumulative_rewards", "_cumulative_rewards"),
+            ("terminations", "terminations"),
+            ("truncations", "truncations"),
+            ("infos", "infos"),
+        ):
+            value = self._dict(snapshot.get(key), op)
+            _expect(set(value) == set(self.agents), op, f"{key} for the wrong agents")
+            setattr(self, attr, dict(value))
+        for agent in self.agents:
+            _expect(
+                isinstance(self.terminations[agent], bool)
+                and isinstance(self.truncations[agent], bool),
+                op,
+                "non-boolean terminations",
+            )
+            reward = self.rewards[agent]
+            _expect(
+                isinstance(reward, (int, float)) and math.isfinite(reward),
+                op,
+                "a non-finite reward",
+            )
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._mirror(self._worker.call("game_reset", seed=seed, options=options), "reset")
+
+    def step(self, action: str | None) -> None:
+        if action is not None and not isinstance(action, str):
+            action = str(action)
+        self._mirror(self._worker.call("game_step", action=action), "step")
+
+    def observe(self, agent: str) -> str:
+        return TextObservation(self._text(self._worker.call("observe", agent=agent), "observe"))
+
+    def legal_moves(self, agent: str) -> list[str]:
+        return [self._text(m, "legal_moves") for m in self._worker.call("legal_moves", agent=agent)]
+
+    def best_move(self, agent: str) -> str:
+        return self._text(self._worker.call("best_move", agent=agent), "best_move")
+
+    def winning_line(self, agent: str) -> list[str] | None:
+        line = self._worker.call("winning_line", agent=agent)
+        return None if line is None else [self._text(m, "winning_line") for m in line]
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi" and self.agents:
+            return self.observe(self.agent_selection)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<SandboxedGame {self.name} pid={self._worker.pid}>"
+
+
+def open_env(
+    source: str,
+    *,
+    filename: str = "<env>",
+    knobs: dict[str, Any] | None = None,
+    seat: int | None = None,
+    opponent: str = "best",
+    isolation: Isolation = "sandbox",
+    config: SandboxConfig | None = None,
+    pool: WorkerPool | None = None,
+    render_mode: str | None = None,
+) -> Any:
+    """Open the environment defined by ``source`` (one module with one env class).
+
+    Args:
+        source: Python source of the environment module.
+        filename: Shown in tracebacks.
+        knobs: Difficulty knobs passed to the class.
+        seat: For games, play this seat as a single-agent env (``GameSeatEnv``);
+            None returns the whole game.
+        opponent: For ``seat``: ``"best"`` or ``"random"``.
+        isolation: ``"sandbox"`` (default) or ``"none"``: trusted, in this process,
+            only for code you vouch for.
+        config: Limits and layers; defaults to the pool's (or ``SandboxConfig()``).
+        pool: Worker pool; defaults to the process-wide pool when ``config`` is None.
+        render_mode: ``"ansi"`` or None.
+
+    Returns:
+        ``SandboxedEnv`` / ``SandboxedGame`` (or the plain instance with ``isolation="none"``).
+    """
+    knobs = dict(knobs or {})
+    if isolation == "none":
+        from ..core.game_env import GameSeatEnv
+        from ..core.loader import load_env_class
+        from ..core.text_game import TextGame
+
+        env = load_env_class(source, filename=filename)(render_mode=render_mode, **knobs)
+        if seat is not None and isinstance(env, TextGame):
+            return GameSeatEnv(env, seat=seat, opponent=opponent)
+        return env
+    if isolation != "sandbox":
+        raise SpadeError(f"isolation must be 'sandbox' or 'none', got {isolation!r}.")
+    if pool is None:
+        pool = default_pool() if config is None else WorkerPool(config, size=0)
+    config = pool.config
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    worker = pool.acquire()
+    try:
+        meta = worker.call(
+            "load",
+            timeout=config.load_timeout,
+            source=source,
+            filename=filename,
+            knobs=knobs,
+            seat=seat,
+            opponent=opponent,
+            code=pool.compiled(digest),
+        )
+    except SandboxError:
+        worker.kill()
+        raise
+    _expect(isinstance(meta, dict), "load", "malformed metadata")
+    code = meta.pop("code", None)
+    if isinstance(code, str):
+        pool.remember(digest, code)
+    if meta.get("kind") == "game":
+        return SandboxedGame(worker, meta, config, render_mode=render_mode)
+    return SandboxedEnv(worker, meta, config, render_mode=render_mode)
+
+
+def open_file(path: str | Path, **kwargs: Any) -> Any:
+    """:func:`open_env` on the source in ``path``."""
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpadeError(f"Cannot read environment file {path}: {exc}") from exc
+    return open_env(source, filename=str(path), **kwargs)
+
+
+def open_seed(name: str, **kwargs: Any) -> Any:
+    """:func:`open_env` on a seed environment's source (sandboxed like generated code)."""
+    from ..seeds import seed_class, seed_source
+
+    cls = seed_class(name)
+    return open_env(seed_source(name), filename=f"{cls.__module__.rsplit('.', 1)[-1]}.py", **kwargs)

@@ -1,0 +1,234 @@
+"""Which isolation layers this machine offers, and the command that starts a worker.
+
+Each layer is probed once per process. A layer the configuration asks for but the
+machine lacks is dropped with one loud warning (``SandboxWarning``); the sandbox
+never silently runs with less than it was asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import SandboxConfig
+
+__all__ = ["SandboxWarning", "Capabilities", "capabilities", "worker_command", "worker_environment"]
+
+log = logging.getLogger("spade_envs.sandbox")
+
+
+class SandboxWarning(UserWarning):
+    """An isolation layer was requested but is not available here."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this machine can provide (probed once)."""
+
+    bubblewrap: bool
+    seccomp: bool
+    root: bool
+    bubblewrap_error: str = ""
+    seccomp_error: str = ""
+
+
+def _probe_bubblewrap() -> tuple[bool, str]:
+    path = shutil.which("bwrap")
+    if path is None:
+        return False, "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    cmd = [
+        path,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--",
+        "/bin/true",
+    ]
+    if os.geteuid() != 0:
+        cmd.insert(1, "--unshare-user")
+    try:
+        result = subprocess.run(cmd, capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bwrap failed to start: {exc}"
+    if result.returncode != 0:
+        reason = result.stderr.decode(errors="replace").strip()[:200]
+        return False, f"bwrap cannot create namespaces here ({reason})"
+    return True, ""
+
+
+def _probe_seccomp() -> tuple[bool, str]:
+    try:
+        import pyseccomp  # noqa: F401  (loads libseccomp through ctypes)
+    except Exception as exc:
+        return False, f"pyseccomp/libseccomp is not usable ({exc}); pip install pyseccomp"
+    return True, ""
+
+
+@functools.lru_cache(maxsize=1)
+def capabilities() -> Capabilities:
+    """Probe the machine once: bubblewrap, seccomp, running as root."""
+    if not sys.platform.startswith("linux"):
+        reason = f"only Linux is supported for bubblewrap and seccomp, this is {sys.platform}"
+        return Capabilities(False, False, False, reason, reason)
+    bwrap_ok, bwrap_error = _probe_bubblewrap()
+    seccomp_ok, seccomp_error = _probe_seccomp()
+    return Capabilities(bwrap_ok, seccomp_ok, os.geteuid() == 0, bwrap_error, seccomp_error)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    text = f"SANDBOX WEAKENED: {message}. Untrusted environment code runs with fewer protections."
+    log.warning(text)
+    warnings.warn(text, SandboxWarning, stacklevel=4)
+
+
+def effective_layers(config: SandboxConfig) -> dict[str, bool]:
+    """The layers that will actually be used: requested and available (warns otherwise)."""
+    caps = capabilities()
+    bubblewrap = config.bubblewrap and caps.bubblewrap
+    if config.bubblewrap and not caps.bubblewrap:
+        _warn_once("bwrap", f"no bubblewrap: {caps.bubblewrap_error}")
+    seccomp = config.seccomp and caps.seccomp
+    if config.seccomp and not caps.seccomp:
+        _warn_once("seccomp", f"no seccomp filter: {caps.seccomp_error}")
+    return {
+        "bubblewrap": bubblewrap,
+        "seccomp": seccomp,
+        "drop_uid": config.drop_uid and caps.root,
+        "rlimits": config.rlimits,
+    }
+
+
+def worker_environment(config: SandboxConfig) -> dict[str, str]:
+    """The worker's whole environment: nothing inherited from the parent."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",  # set iteration order identical across workers
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    env.update(config.extra_env)
+    return env
+
+
+def _needed_paths() -> list[str]:
+    """Directories the worker must read: the interpreter, its libraries and this package."""
+    import spade_envs
+
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        str(Path(spade_envs.__file__).resolve().parent.parent),
+    }
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    return sorted({os.path.realpath(p) for p in paths})
+
+
+def _hidden_dirs() -> list[str]:
+    """Directories whose contents the worker must not see (secrets live in homes)."""
+    hidden = {os.path.realpath(Path.home()), "/root"}
+    return sorted(h for h in hidden if os.path.isdir(h) and h != "/")
+
+
+def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str]:
+    args = [
+        shutil.which("bwrap") or "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--perms",
+        "1777",
+        "--size",
+        str(config.tmp_size_mb * 1024 * 1024),
+        "--tmpfs",
+        "/tmp",
+    ]
+    needed = _needed_paths()
+    for hidden in _hidden_dirs():
+        args += ["--perms", "0755", "--tmpfs", hidden]
+        inside = [p for p in needed if p == hidden or p.startswith(hidden + os.sep)]
+        made: set[str] = {hidden}
+        for path in inside:
+            if any(path.startswith(q + os.sep) for q in inside if q != path):
+                continue  # already visible through an enclosing bind
+            # bwrap would create the directories leading to the bind as 0700, which
+            # the unprivileged worker could not traverse.
+            parent = os.path.dirname(path)
+            chain = []
+            while parent not in made and parent.startswith(hidden + os.sep):
+                chain.append(parent)
+                parent = os.path.dirname(parent)
+            for directory in reversed(chain):
+                args += ["--perms", "0755", "--dir", directory]
+                made.add(directory)
+            args += ["--ro-bind", path, path]
+    args += [
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--chdir",
+        "/tmp",
+    ]
+    if os.geteuid() != 0:
+        args.append("--unshare-user")
+    elif layers["drop_uid"]:
+        # The worker drops to an unprivileged uid itself, once its imports are done.
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    for key, value in worker_environment(config).items():
+        args += ["--setenv", key, value]
+    return args + ["--"]
+
+
+def worker_command(
+    config: SandboxConfig, *, debug: bool = False
+) -> tuple[list[str], dict[str, bool]]:
+    """The argv that starts a worker, and the layers it will have."""
+    layers = effective_layers(config)
+    settings = config.to_dict()
+    settings.update(
+        drop_uid=layers["drop_uid"],
+        seccomp=layers["seccomp"],
+        rlimits=layers["rlimits"],
+        debug=debug,
+    )
+    python = [sys.executable, "-s", "-B", "-m", "spade_envs.sandbox.worker", json.dumps(settings)]
+    if layers["bubblewrap"]:
+        return _bubblewrap_args(config, layers) + python, layers
+    return python, layers

@@ -1,0 +1,193 @@
+"""One sandbox worker process, seen from the parent: start, call, kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Any
+
+from ..error import (
+    EnvCodeError,
+    SandboxBroken,
+    SandboxCrashed,
+    SandboxError,
+    SandboxProtocolError,
+    SandboxTimeout,
+)
+from .config import SandboxConfig
+from .isolation import worker_command, worker_environment
+from .wire import read_message, write_message
+
+__all__ = ["Worker"]
+
+
+def _signal_name(returncode: int | None, *, via_bwrap: bool = False) -> str:
+    """Describe how a worker ended; bubblewrap reports a child's signal N as 128 + N."""
+    if returncode is not None and via_bwrap and 128 < returncode < 128 + 65:
+        returncode = -(returncode - 128)
+    if returncode is None or returncode >= 0:
+        return f"exit code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    hints = {
+        "SIGKILL": " (killed: memory limit, or the sandbox was stopped)",
+        "SIGXCPU": " (CPU-time limit reached)",
+        "SIGXFSZ": " (file-size limit reached)",
+        "SIGSEGV": " (crashed: deep recursion or a bad native call)",
+        "SIGSYS": " (a forbidden system call)",
+    }
+    return name + hints.get(name, "")
+
+
+class Worker:
+    """A started worker process and the pipes to it.
+
+    A worker hosts at most one environment and is never reused for another: code
+    that ran in it may have changed anything inside the process.
+    """
+
+    def __init__(self, config: SandboxConfig | None = None, *, debug: bool = False):
+        self.config = config or SandboxConfig()
+        command, self.layers = worker_command(self.config, debug=debug)
+        self.broken_reason = ""
+        started = time.monotonic()
+        cwd = None if self.layers["bubblewrap"] else tempfile.gettempdir()
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None if debug else subprocess.DEVNULL,
+            env=worker_environment(self.config),
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+        )
+        self._to_worker = self._process.stdin.fileno()
+        self._from_worker = self._process.stdout.fileno()
+        os.set_blocking(self._to_worker, False)
+        try:
+            hello = read_message(
+                self._from_worker,
+                deadline=started + self.config.load_timeout,
+                max_bytes=65536,
+                what="worker start-up",
+            )
+        except SandboxError as exc:
+            self.kill()
+            raise SandboxCrashed(f"the sandbox worker failed to start: {exc}") from None
+        if not isinstance(hello, dict) or hello.get("ready") is not True:
+            self.kill()
+            raise SandboxProtocolError(
+                f"unexpected start-up message from the worker: {hello!r:.200}"
+            )
+        self.layers = {**self.layers, **hello.get("layers", {})}
+        self.start_seconds = time.monotonic() - started
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def alive(self) -> bool:
+        return not self.broken_reason and self._process.poll() is None
+
+    def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
+        """Run ``op`` in the worker and return its result.
+
+        Raises:
+            SandboxBroken: The worker was killed by an earlier failure.
+            SandboxTimeout: No answer within ``timeout`` seconds (the worker is killed).
+            SandboxCrashed: The worker died during the call.
+            SandboxProtocolError: The answer was too large or malformed (worker killed).
+            EnvCodeError: The environment's code raised; the worker stays usable.
+        """
+        if self.broken_reason:
+            raise SandboxBroken(
+                f"this sandboxed environment cannot be used any more: {self.broken_reason}. "
+                "Create a new one."
+            )
+        if timeout is None:
+            timeout = self.config.call_timeout
+        deadline = time.monotonic() + timeout
+        try:
+            write_message(
+                self._to_worker, {"op": op, "args": args}, deadline=deadline, what=f"{op}()"
+            )
+            answer = read_message(
+                self._from_worker,
+                deadline=deadline,
+                max_bytes=self.config.max_message_bytes,
+                what=f"{op}()",
+            )
+        except SandboxTimeout:
+            self._fail(f"{op}() did not finish within {timeout:g} s")
+            raise SandboxTimeout(
+                f"{op}() did not finish within {timeout:g} s; the sandbox worker was killed"
+            ) from None
+        except SandboxCrashed:
+            self._process.wait(timeout=5)
+            how = _signal_name(self._process.returncode, via_bwrap=self.layers["bubblewrap"])
+            self._fail(f"the worker died during {op}() ({how})")
+            raise SandboxCrashed(f"the sandbox worker died during {op}(): {how}") from None
+        except SandboxProtocolError as exc:
+            self._fail(str(exc))
+            raise
+        if not isinstance(answer, dict) or "ok" not in answer:
+            self._fail("malformed answer")
+            raise SandboxProtocolError(f"malformed answer to {op}(): {answer!r:.200}")
+        if answer["ok"] is True:
+            return answer.get("result")
+        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        exc_type = str(error.get("type", "Error"))[:100]
+        message = str(error.get("message", ""))[:4000]
+        raise EnvCodeError(
+            f"{op}() raised {exc_type}: {message}",
+            exc_type=exc_type,
+            remote_traceback=str(error.get("traceback", ""))[:4000],
+        )
+
+    def _fail(self, reason: str) -> None:
+        self.broken_reason = reason
+        self.kill()
+
+    def kill(self) -> None:
+        """Stop the worker now (SIGKILL); safe to call more than once."""
+        if self._process.poll() is None:
+            try:
+                os.killpg(self._process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self._process.kill()
+            except ProcessLookupError:
+                pass
+        try:
+            self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self._process.stdin, self._process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Ask the environment to close, then stop the worker."""
+        if self.alive:
+            try:
+                self.call("close", timeout=2.0)
+            except SandboxError:
+                pass
+        self.broken_reason = self.broken_reason or "closed"
+        self.kill()
+
+    def __del__(self) -> None:
+        try:
+            self.kill()
+        except Exception:
+            pass

@@ -1,0 +1,119 @@
+"""Sandboxed environments behave exactly like in-process ones, and fit Gymnasium/PettingZoo."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import api_test
+
+import spade_envs
+from spade_envs import GameSeatEnv, TextGame
+from spade_envs.core.episodes import play_episode, scripted
+from spade_envs.sandbox import SandboxedEnv, SandboxedGame, open_seed
+from spade_envs.seeds import seed_names
+
+
+def mixed_actions(env) -> list[str]:
+    solution = env.solution()
+    return [x for a in solution for x in ("??", "\\boxed{7}", a)]
+
+
+@pytest.mark.parametrize("name", seed_names())
+def test_seed_trajectories_are_identical_sandboxed_and_in_process(name, pool):
+    local = spade_envs.make(name)
+    remote = open_seed(name, pool=pool, seat=0 if isinstance(local, TextGame) else None)
+    if isinstance(local, TextGame):
+        local = GameSeatEnv(local, seat=0)
+    try:
+        for seed in (0, 1, 2):
+            local.reset(seed=seed)
+            remote.reset(seed=seed)
+            assert remote.solution() == local.solution()
+            assert remote.hint() == local.hint()
+            actions = mixed_actions(local)
+            assert (
+                play_episode(remote, scripted(actions), seed=seed).trace()
+                == play_episode(local, scripted(actions), seed=seed).trace()
+            )
+    finally:
+        remote.close()
+
+
+def test_sandboxed_env_passes_check_env(pool):
+    env = open_seed("BankTransfers", pool=pool)
+    assert isinstance(env, SandboxedEnv) and isinstance(env, gym.Env)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        check_env(env, skip_render_check=True)
+    assert [str(w.message) for w in record] == []
+    assert env.tool_schemas and env.kind == "tool" and env.skill == "planning"
+    env.close()
+
+
+def test_sandboxed_game_passes_api_test_and_matches_in_process(pool):
+    remote = open_seed("TicTacToe", pool=pool)
+    assert isinstance(remote, SandboxedGame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(remote, num_cycles=100)
+    local = spade_envs.make("TicTacToe")
+    for game in (remote, local):
+        game.reset(seed=5)
+    assert remote.winning_line("player_0") == local.winning_line("player_0")
+    while not local.game_over:
+        agent = local.agent_selection
+        assert remote.agent_selection == agent
+        assert remote.observe(agent) == local.observe(agent)
+        assert remote.legal_moves(agent) == local.legal_moves(agent)
+        move = local.best_move(agent)
+        assert remote.best_move(agent) == move
+        local.step(move)
+        remote.step(move)
+        assert remote.rewards == local.rewards
+    remote.close()
+
+
+def test_wrappers_and_vector_envs_work(pool):
+    env = gym.wrappers.RecordEpisodeStatistics(
+        gym.wrappers.TimeLimit(open_seed("NumberGuess", pool=pool), max_episode_steps=3)
+    )
+    env.reset(seed=0)
+    for _ in range(3):
+        *_, terminated, truncated, info = env.step("\\boxed{1}")
+    assert truncated and "episode" in info
+    env.close()
+    vec = gym.vector.SyncVectorEnv([lambda: open_seed("NumberGuess", pool=pool) for _ in range(3)])
+    observations, _ = vec.reset(seed=0)
+    assert len(observations) == 3
+    vec.step(("\\boxed{50}",) * 3)
+    vec.close()
+
+
+def test_async_vector_env_builds_sandboxed_envs_in_its_workers():
+    vec = gym.vector.AsyncVectorEnv([lambda: open_seed("NumberGuess") for _ in range(2)])
+    try:
+        observations, _ = vec.reset(seed=3)
+        _, rewards, *_ = vec.step(("\\boxed{50}", "\\boxed{50}"))
+        assert len(observations) == 2 and len(rewards) == 2
+    finally:
+        vec.close()
+
+
+def test_pool_reuses_compiled_code_and_counts_warm_starts(pool):
+    before = pool.warm_starts
+    pool.wait_ready()
+    env = open_seed("Mastermind", pool=pool)
+    env.close()
+    digest = (
+        __import__("hashlib")
+        .sha256(spade_envs.seeds.seed_source("Mastermind").encode())
+        .hexdigest()
+    )
+    assert pool.compiled(digest) is not None
+    assert pool.warm_starts == before + 1
+    again = open_seed("Mastermind", pool=pool)  # loads the cached code object
+    again.reset(seed=0)
+    again.close()

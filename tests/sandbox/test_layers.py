@@ -1,0 +1,206 @@
+"""Each isolation layer, checked on its own (the others switched off)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+import warnings
+from pathlib import Path
+
+import pytest
+
+from spade_envs.error import SandboxCrashed, SandboxTimeout
+from spade_envs.sandbox import SandboxConfig, SandboxWarning, WorkerPool, isolation, open_env
+
+from .conftest import TIGHT, env_source, requires_bwrap, requires_root, requires_seccomp
+
+NOTHING = dataclasses.replace(TIGHT, bubblewrap=False, drop_uid=False, seccomp=False, rlimits=False)
+
+
+def run_step(config: SandboxConfig, code: str) -> str:
+    with WorkerPool(config, size=0) as pool:
+        env = open_env(env_source(step=code, header="import os"), pool=pool)
+        env.reset(seed=0)
+        try:
+            return env.step("go")[0]
+        finally:
+            env.close()
+
+
+def attempt(call: str) -> str:
+    """Code that runs ``call`` and returns 'ok' or the exception's class name."""
+    return textwrap.dedent(f"""
+        try:
+            {call}
+        except BaseException as exc:
+            return type(exc).__name__, 0.0, False
+        return "ok", 0.0, False
+    """)
+
+
+@requires_bwrap
+def test_bubblewrap_alone_read_only_root_private_tmp_no_network():
+    config = dataclasses.replace(NOTHING, bubblewrap=True)
+    assert run_step(config, attempt('open("/usr/spade-pwned", "w")')) == "OSError"
+    assert run_step(config, attempt('open("/tmp/inside", "w").write("x")')) == "ok"
+    assert not Path("/tmp/inside").exists()
+    assert run_step(
+        config, attempt('import socket; socket.create_connection(("127.0.0.1", 5432), timeout=1)')
+    ) in ("ConnectionRefusedError", "OSError")
+    assert run_step(config, "return str(os.getpid()), 0.0, False") in ("1", "2", "3")
+    assert run_step(config, 'return os.environ.get("HOME", ""), 0.0, False') == "/tmp"
+
+
+@requires_root
+def test_uid_drop_alone():
+    config = dataclasses.replace(NOTHING, drop_uid=True)
+    assert run_step(config, "return str(os.getuid()), 0.0, False") == "65534"
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as root_only:
+        os.chmod(root_only, 0o755)
+        assert run_step(config, attempt(f'open("{root_only}/x", "w")')) == "PermissionError"
+
+
+@requires_seccomp
+def test_seccomp_alone_denies_fork_exec_and_sockets():
+    config = dataclasses.replace(NOTHING, seccomp=True)
+    assert run_step(config, attempt("os.fork()")) == "PermissionError"
+    assert run_step(config, attempt('os.execv("/bin/true", ["true"])')) == "PermissionError"
+    assert run_step(config, attempt("import socket; socket.socket()")) == "PermissionError"
+
+
+@requires_root
+def test_rlimit_nproc_stops_a_bounded_fork_loop_once_the_uid_is_dropped():
+    config = dataclasses.replace(NOTHING, drop_uid=True, rlimits=True, max_processes=1)
+    result = run_step(
+        config,
+        """
+        made = 0
+        for _ in range(50):
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                return f"{type(exc).__name__} after {made}", 0.0, False
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+            made += 1
+        return f"forked {made}", 0.0, False
+    """,
+    )
+    assert result == "BlockingIOError after 0"
+
+
+def test_rlimits_alone_memory_files_and_open_files():
+    config = dataclasses.replace(NOTHING, rlimits=True, file_size_mb=1, open_files=32)
+    assert (
+        run_step(
+            config,
+            """
+        import resource
+        return str(resource.getrlimit(resource.RLIMIT_AS)[0] // (1 << 20)), 0.0, False
+    """,
+        )
+        == "512"
+    )
+    big = attempt('open("/tmp/spade-rlimit-test", "wb").write(b"x" * (2 << 20))')
+    try:
+        assert run_step(config, big) == "OSError"  # EFBIG (Python ignores SIGXFSZ)
+    finally:
+        Path("/tmp/spade-rlimit-test").unlink(missing_ok=True)
+    assert run_step(config, attempt('[open("/dev/null") for _ in range(100)]')) == "OSError"
+
+
+def test_rlimit_cpu_kills_a_busy_worker():
+    config = dataclasses.replace(NOTHING, rlimits=True, cpu_seconds=1, call_timeout=10.0)
+    with pytest.raises(SandboxCrashed, match="SIGXCPU|SIGKILL"):
+        run_step(config, "while True:\n    pass")
+
+
+def test_wall_clock_timeout_kills_a_sleeping_worker():
+    config = dataclasses.replace(NOTHING, call_timeout=1.0)
+    start = time.monotonic()
+    with pytest.raises(SandboxTimeout, match="within 1 s"):
+        run_step(config, "import time\ntime.sleep(30)")
+    assert time.monotonic() - start < 10
+
+
+@requires_bwrap
+def test_workers_die_with_their_parent():
+    marker = uuid.uuid4().hex
+    script = textwrap.dedent(f"""
+        import sys, time
+        from spade_envs.sandbox import SandboxConfig, WorkerPool, open_seed
+        pool = WorkerPool(SandboxConfig(extra_env={{"SPADE_MARKER": "{marker}"}}), size=0)
+        env = open_seed("NumberGuess", pool=pool)
+        env.reset(seed=0)
+        print("ready", flush=True)
+        time.sleep(60)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "ready"
+        assert _processes_with(marker)
+    finally:
+        parent.kill()
+        parent.wait()
+        parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(marker) == []
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def test_missing_layers_are_announced_once_and_loudly(monkeypatch):
+    fake = isolation.Capabilities(
+        bubblewrap=False,
+        seccomp=False,
+        root=os.geteuid() == 0,
+        bubblewrap_error="bwrap is not installed",
+        seccomp_error="no libseccomp",
+    )
+    monkeypatch.setattr(isolation, "capabilities", lambda: fake)
+    monkeypatch.setattr(isolation, "_warned", set())
+    with pytest.warns(SandboxWarning) as record:
+        layers = isolation.effective_layers(SandboxConfig())
+    messages = sorted(str(w.message) for w in record)
+    assert messages[0].startswith("SANDBOX WEAKENED: no bubblewrap: bwrap is not installed")
+    assert messages[1].startswith("SANDBOX WEAKENED: no seccomp filter: no libseccomp")
+    assert layers == {"bubblewrap": False, "seccomp": False, "drop_uid": fake.root, "rlimits": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        isolation.effective_layers(SandboxConfig())  # said once already: silent now
+    # And the weakened worker still runs, with what is left.
+    assert run_step(SandboxConfig(memory_mb=512), 'return "alive", 0.0, False') == "alive"
+
+
+def test_trusted_mode_runs_in_process():
+    env = open_env(
+        env_source(step="return str(os.getpid()), 0.0, False", header="import os"), isolation="none"
+    )
+    env.reset(seed=0)
+    assert env.step("x")[0] == str(os.getpid())
+
+
+def test_config_is_checked():
+    with pytest.raises(Exception, match="memory_mb=100 is too small"):
+        SandboxConfig(memory_mb=100)
+    with pytest.raises(Exception, match="call_timeout must be positive seconds"):
+        SandboxConfig(call_timeout=0)
