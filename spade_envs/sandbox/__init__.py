@@ -10,15 +10,17 @@ games). Generated code runs nowhere else unless the caller asks for
 from __future__ import annotations
 
 from .config import SandboxConfig
-from .env import SandboxedEnv, SandboxedGame, open_env, open_file, open_seed
+from .env import SandboxedEnv, SandboxedGame, open_env, open_file, open_seed, step_all
 from .isolation import SandboxWarning, capabilities, effective_layers
 from .pool import WorkerPool, default_pool
 from .process import Worker
+from .vector import SandboxVectorEnv
 
 __all__ = [
     "SandboxConfig",
     "SandboxedEnv",
     "SandboxedGame",
+    "SandboxVectorEnv",
     "SandboxWarning",
     "Worker",
     "WorkerPool",
@@ -28,4 +30,5 @@ __all__ = [
     "open_env",
     "open_file",
     "open_seed",
+    "step_all",
 ]

@@ -21,7 +21,7 @@ from .config import SandboxConfig
 from .pool import WorkerPool, default_pool
 from .process import Worker
 
-__all__ = ["SandboxedEnv", "SandboxedGame", "open_env", "open_file", "open_seed"]
+__all__ = ["SandboxedEnv", "SandboxedGame", "open_env", "open_file", "open_seed", "step_all"]
 
 Isolation = Literal["sandbox", "none"]
 
@@ -113,9 +113,18 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
         return observation, self._dict(result[1], "reset")
 
     def step(self, action: str):
+        self.step_async(action)
+        return self.step_wait()
+
+    def step_async(self, action: str) -> None:
+        """Send ``action`` and return at once; :meth:`step_wait` collects the result."""
         if not isinstance(action, str):
             action = "" if action is None else str(action)
-        result = self._worker.call("step", action=action)
+        self._worker.send("step", action=action)
+
+    def step_wait(self):
+        """The ``(obs, reward, terminated, truncated, info)`` of the pending step."""
+        result = self._worker.receive()
         _expect(
             isinstance(result, list) and len(result) == 5,
             "step",
@@ -247,6 +256,37 @@ class SandboxedGame(_Remote, AECEnv):
 
     def __repr__(self) -> str:
         return f"<SandboxedGame {self.name} pid={self._worker.pid}>"
+
+
+def step_all(
+    envs: list[SandboxedEnv], actions: list[str], *, return_exceptions: bool = False
+) -> list[Any]:
+    """Step many sandboxed envs at once: all actions go out before any answer is read.
+
+    The workers run in parallel, one per core. With ``return_exceptions`` a failing
+    env puts its exception in its slot instead of raising, so one hanging or crashing
+    environment ends only its own episode.
+    """
+    if len(envs) != len(actions):
+        raise SpadeError(f"step_all got {len(envs)} envs but {len(actions)} actions.")
+    results: list[Any] = []
+    for env, action in zip(envs, actions):
+        try:
+            env.step_async(action)
+            results.append(None)
+        except SandboxError as exc:
+            results.append(exc)
+    for i, env in enumerate(envs):
+        if results[i] is None:  # every pending answer is collected, even after a failure
+            try:
+                results[i] = env.step_wait()
+            except SandboxError as exc:
+                results[i] = exc
+    if not return_exceptions:
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+    return results
 
 
 def open_env(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ..error import (
@@ -19,7 +21,7 @@ from ..error import (
 )
 from .config import SandboxConfig
 from .isolation import worker_command, worker_environment
-from .wire import read_message, write_message
+from .wire import Channel, encode
 
 __all__ = ["Worker"]
 
@@ -55,6 +57,7 @@ class Worker:
         self.config = config or SandboxConfig()
         command, self.layers = worker_command(self.config, debug=debug)
         self.broken_reason = ""
+        self._pending: tuple[str, float, float] | None = None
         started = time.monotonic()
         cwd = None if self.layers["bubblewrap"] else tempfile.gettempdir()
         self._process = subprocess.Popen(
@@ -67,15 +70,11 @@ class Worker:
             start_new_session=True,
             close_fds=True,
         )
-        self._to_worker = self._process.stdin.fileno()
-        self._from_worker = self._process.stdout.fileno()
-        os.set_blocking(self._to_worker, False)
+        os.set_blocking(self._process.stdin.fileno(), False)
+        self._channel = Channel(self._process.stdout.fileno(), self._process.stdin.fileno())
         try:
-            hello = read_message(
-                self._from_worker,
-                deadline=started + self.config.load_timeout,
-                max_bytes=65536,
-                what="worker start-up",
+            hello = self._channel.receive(
+                deadline=started + self.config.load_timeout, max_bytes=65536, what="worker start-up"
             )
         except SandboxError as exc:
             self.kill()
@@ -106,37 +105,38 @@ class Worker:
             SandboxProtocolError: The answer was too large or malformed (worker killed).
             EnvCodeError: The environment's code raised; the worker stays usable.
         """
+        self.send(op, timeout, **args)
+        return self.receive()
+
+    def send(self, op: str, timeout: float | None = None, **args: Any) -> None:
+        """Start ``op`` without waiting for it; :meth:`receive` collects the answer.
+
+        Sending to many workers before receiving from any lets them run in parallel.
+        """
         if self.broken_reason:
             raise SandboxBroken(
                 f"this sandboxed environment cannot be used any more: {self.broken_reason}. "
                 "Create a new one."
             )
-        if timeout is None:
-            timeout = self.config.call_timeout
-        deadline = time.monotonic() + timeout
-        try:
-            write_message(
-                self._to_worker, {"op": op, "args": args}, deadline=deadline, what=f"{op}()"
+        if self._pending is not None:
+            raise SandboxError(f"{self._pending[0]}() is still waiting for its answer")
+        timeout = self.config.call_timeout if timeout is None else timeout
+        self._pending = (op, time.monotonic() + timeout, timeout)
+        with self._translate_failures():
+            self._channel.send_bytes(
+                encode({"op": op, "args": args}), deadline=self._pending[1], what=f"{op}()"
             )
-            answer = read_message(
-                self._from_worker,
-                deadline=deadline,
-                max_bytes=self.config.max_message_bytes,
-                what=f"{op}()",
+
+    def receive(self) -> Any:
+        """The answer to the operation started by :meth:`send` (same errors as :meth:`call`)."""
+        if self._pending is None:
+            raise SandboxError("receive() without a pending send()")
+        op, deadline, _ = self._pending
+        with self._translate_failures():
+            answer = self._channel.receive(
+                deadline=deadline, max_bytes=self.config.max_message_bytes, what=f"{op}()"
             )
-        except SandboxTimeout:
-            self._fail(f"{op}() did not finish within {timeout:g} s")
-            raise SandboxTimeout(
-                f"{op}() did not finish within {timeout:g} s; the sandbox worker was killed"
-            ) from None
-        except SandboxCrashed:
-            self._process.wait(timeout=5)
-            how = _signal_name(self._process.returncode, via_bwrap=self.layers["bubblewrap"])
-            self._fail(f"the worker died during {op}() ({how})")
-            raise SandboxCrashed(f"the sandbox worker died during {op}(): {how}") from None
-        except SandboxProtocolError as exc:
-            self._fail(str(exc))
-            raise
+        self._pending = None
         if not isinstance(answer, dict) or "ok" not in answer:
             self._fail("malformed answer")
             raise SandboxProtocolError(f"malformed answer to {op}(): {answer!r:.200}")
@@ -151,8 +151,29 @@ class Worker:
             remote_traceback=str(error.get("traceback", ""))[:4000],
         )
 
+    @contextlib.contextmanager
+    def _translate_failures(self) -> Iterator[None]:
+        """Kill the worker on any transport failure and say what happened."""
+        op, _, timeout = self._pending
+        try:
+            yield
+        except SandboxTimeout:
+            self._fail(f"{op}() did not finish within {timeout:g} s")
+            raise SandboxTimeout(
+                f"{op}() did not finish within {timeout:g} s; the sandbox worker was killed"
+            ) from None
+        except SandboxCrashed:
+            self._process.wait(timeout=5)
+            how = _signal_name(self._process.returncode, via_bwrap=self.layers["bubblewrap"])
+            self._fail(f"the worker died during {op}() ({how})")
+            raise SandboxCrashed(f"the sandbox worker died during {op}(): {how}") from None
+        except SandboxProtocolError as exc:
+            self._fail(str(exc))
+            raise
+
     def _fail(self, reason: str) -> None:
         self.broken_reason = reason
+        self._pending = None
         self.kill()
 
     def kill(self) -> None:

@@ -2,7 +2,13 @@
 
 JSON, not pickle: the parent must never unpickle what an untrusted worker sends
 (unpickling runs code). Each message is a 4-byte big-endian length followed by
-that many bytes of UTF-8 JSON. Reads are bounded by a deadline and a size limit.
+that many bytes of UTF-8 JSON. Reads are bounded by a deadline and a size limit;
+with a deadline, writes are too (the parent's write end is non-blocking, so a
+worker that stopped reading cannot block the parent).
+
+A :class:`Channel` keeps one poller and a read buffer per connection: a step's
+round trip is then one ``write`` and usually one ``poll`` and one ``read`` on
+each side, which is what keeps the sandbox's per-step overhead low.
 """
 
 from __future__ import annotations
@@ -10,97 +16,98 @@ from __future__ import annotations
 import json
 import os
 import select
-import struct
 import time
 from typing import Any
 
 from ..error import SandboxCrashed, SandboxProtocolError, SandboxTimeout
 
-__all__ = ["encode", "read_message", "write_bytes", "write_message"]
+__all__ = ["Channel", "encode", "frame"]
 
-_HEADER = struct.Struct(">I")
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_READ_SIZE = 1 << 16
+
+
+def frame(body: bytes) -> bytes:
+    """Prefix ``body`` with its 4-byte length."""
+    return len(body).to_bytes(4, "big") + body
 
 
 def encode(payload: Any) -> bytes:
     """Frame ``payload`` (JSON-serialisable) as one message."""
-    body = _ENCODER.encode(payload).encode("utf-8", "surrogatepass")
-    return _HEADER.pack(len(body)) + body
+    return frame(_ENCODER.encode(payload).encode("utf-8", "surrogatepass"))
 
 
-def write_message(
-    fd: int, payload: Any, *, deadline: float | None = None, what: str = "a call"
-) -> None:
-    """Write one framed message to ``fd``, waiting at most until ``deadline``.
-
-    A worker stuck in a loop stops reading; without a deadline a large request
-    (a long action) would then block the parent forever once the pipe is full.
-    """
-    write_bytes(fd, encode(payload), deadline=deadline, what=what)
+def _milliseconds_left(deadline: float | None) -> int:
+    if deadline is None:
+        return -1
+    return max(0, int((deadline - time.monotonic()) * 1000))
 
 
-def write_bytes(
-    fd: int, data: bytes, *, deadline: float | None = None, what: str = "a call"
-) -> None:
-    """Write already framed bytes (see :func:`encode`) to ``fd`` with a deadline.
+class Channel:
+    """One end of a worker connection: a read fd, a write fd, a poller and a buffer."""
 
-    With a deadline ``fd`` must be non-blocking (the parent's ends are), so a full
-    pipe never blocks past the deadline.
-    """
-    view = memoryview(data)
-    poller = select.poll()
-    poller.register(fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
-    while view:
+    def __init__(self, read_fd: int, write_fd: int):
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._reader = select.poll()
+        self._reader.register(read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._writer = select.poll()
+        self._writer.register(write_fd, select.POLLOUT | select.POLLHUP | select.POLLERR)
+        self._buffer = bytearray()
+
+    def send_bytes(
+        self, data: bytes, *, deadline: float | None = None, what: str = "a call"
+    ) -> None:
+        """Write framed bytes, waiting at most until ``deadline`` for pipe space."""
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(self.write_fd, view)
+            except BlockingIOError:
+                if not self._writer.poll(_milliseconds_left(deadline)):
+                    raise SandboxTimeout(f"the worker stopped reading during {what}") from None
+                continue
+            except BrokenPipeError:
+                raise SandboxCrashed(f"the worker closed its pipe during {what}") from None
+            view = view[written:]
+
+    def send(self, payload: Any, *, deadline: float | None = None, what: str = "a call") -> None:
+        self.send_bytes(encode(payload), deadline=deadline, what=what)
+
+    def _fill(self, deadline: float | None, what: str) -> None:
+        if deadline is not None and not self._reader.poll(_milliseconds_left(deadline)):
+            raise SandboxTimeout(f"no answer to {what} in time")
         try:
-            written = os.write(fd, view)
-        except BlockingIOError:
-            timeout_ms = (
-                -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
-            )
-            if not poller.poll(timeout_ms):
-                raise SandboxTimeout(f"the worker stopped reading during {what}") from None
-            continue
-        except BrokenPipeError:
-            raise SandboxCrashed(f"the worker closed its pipe during {what}") from None
-        view = view[written:]
-
-
-def _read_exact(fd: int, size: int, deadline: float | None, what: str) -> bytes:
-    chunks = []
-    remaining = size
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    while remaining:
-        if deadline is not None:
-            timeout_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            if not poller.poll(timeout_ms):
-                raise SandboxTimeout(f"no answer to {what} in time")
-        chunk = os.read(fd, min(remaining, 1 << 20))
+            chunk = os.read(self.read_fd, _READ_SIZE)
+        except OSError as exc:
+            raise SandboxCrashed(f"reading the worker's pipe failed during {what}: {exc}") from None
         if not chunk:
             raise SandboxCrashed(f"the worker closed its pipe during {what}")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+        self._buffer += chunk
 
+    def receive(self, *, deadline: float | None, max_bytes: int, what: str = "a call") -> Any:
+        """Read one message, waiting at most until ``deadline`` (``time.monotonic``).
 
-def read_message(fd: int, *, deadline: float | None, max_bytes: int, what: str = "a call") -> Any:
-    """Read one framed message, waiting at most until ``deadline`` (``time.monotonic``).
-
-    Raises:
-        SandboxTimeout: Nothing (or not all of it) arrived before the deadline.
-        SandboxCrashed: The pipe closed (the worker died).
-        SandboxProtocolError: The message is larger than ``max_bytes`` or not JSON.
-    """
-    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline, what))
-    if size > max_bytes:
-        raise SandboxProtocolError(
-            f"the worker's answer to {what} is {size} bytes, over the {max_bytes}-byte limit "
-            "(observation or info too large)"
-        )
-    body = _read_exact(fd, size, deadline, what)
-    try:
-        return json.loads(body.decode("utf-8", "surrogatepass"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise SandboxProtocolError(
-            f"the worker's answer to {what} is not valid JSON: {exc}"
-        ) from None
+        Raises:
+            SandboxTimeout: Nothing (or not all of it) arrived before the deadline.
+            SandboxCrashed: The pipe closed (the worker died).
+            SandboxProtocolError: The message is larger than ``max_bytes`` or not JSON.
+        """
+        while len(self._buffer) < 4:
+            self._fill(deadline, what)
+        size = int.from_bytes(self._buffer[:4], "big")
+        if size > max_bytes:
+            raise SandboxProtocolError(
+                f"the worker's answer to {what} is {size} bytes, over the {max_bytes}-byte "
+                "limit (observation or info too large)"
+            )
+        while len(self._buffer) < 4 + size:
+            self._fill(deadline, what)
+        body = bytes(self._buffer[4 : 4 + size])
+        del self._buffer[: 4 + size]
+        try:
+            return json.loads(body.decode("utf-8", "surrogatepass"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise SandboxProtocolError(
+                f"the worker's answer to {what} is not valid JSON: {exc}"
+            ) from None

@@ -119,9 +119,14 @@ class _Host:
     """The environment this worker hosts and the operations on it."""
 
     def __init__(self, sink: _BoundedSink) -> None:
-        self.env: Any = None
+        self.envs: list[Any] = []
         self.kind = ""
         self.sink = sink
+        self._ended: list[bool] = []
+
+    @property
+    def env(self) -> Any:
+        return self.envs[0]
 
     # ----- loading --------------------------------------------------------------------------
     def load(
@@ -132,6 +137,7 @@ class _Host:
         seat: int | None,
         opponent: str,
         code: str | None = None,
+        copies: int = 1,
     ) -> dict[str, Any]:
         from spade_envs.core.game_env import GameSeatEnv
         from spade_envs.core.loader import find_env_class
@@ -150,12 +156,14 @@ class _Host:
         sys.modules[name] = module
         exec(compiled, module.__dict__)
         cls = find_env_class(module)
-        env = cls(**knobs)
         meta = describe(cls).to_dict()
-        if isinstance(env, TextGame) and seat is not None:
-            env = GameSeatEnv(env, seat=seat, opponent=opponent)
-            meta.update(kind="text", max_turns=env.max_turns, description=env.description)
-        self.env = env
+        for _ in range(max(1, int(copies))):
+            env = cls(**knobs)
+            if isinstance(env, TextGame) and seat is not None:
+                env = GameSeatEnv(env, seat=seat, opponent=opponent)
+                meta.update(kind="text", max_turns=env.max_turns, description=env.description)
+            self.envs.append(env)
+        self._ended = [False] * len(self.envs)
         self.kind = "game" if isinstance(env, TextGame) else "env"
         meta["possible_agents"] = list(getattr(env, "possible_agents", []))
         meta["render_modes"] = list(env.metadata.get("render_modes", []))
@@ -182,8 +190,30 @@ class _Host:
         return self.env.render()
 
     def close(self) -> Any:
-        close = getattr(self.env, "close", None)
-        return close() if close else None
+        for env in self.envs:
+            close = getattr(env, "close", None)
+            if close:
+                close()
+
+    # ----- several copies, stepped as one batch (SandboxVectorEnv) --------------------------
+    def vector_reset(self, seeds: list, options: dict | None = None) -> Any:
+        self._ended = [False] * len(self.envs)
+        return [list(env.reset(seed=seed, options=options)) for env, seed in zip(self.envs, seeds)]
+
+    def vector_step(self, actions: list) -> Any:
+        """Step every copy; a copy whose episode ended last time is reset instead
+        (Gymnasium's next-step autoreset), with reward 0 and both flags False."""
+        results = []
+        for i, (env, action) in enumerate(zip(self.envs, actions)):
+            if self._ended[i]:
+                observation, info = env.reset()
+                self._ended[i] = False
+                results.append([observation, 0.0, False, False, info])
+                continue
+            result = list(env.step(action))
+            self._ended[i] = bool(result[2] or result[3])
+            results.append(result)
+        return results
 
     # ----- games ----------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -224,18 +254,18 @@ class _Host:
 
 _OPERATIONS = (
     "load reset step hint solution render close game_reset game_step observe legal_moves "
-    "best_move winning_line output"
+    "best_move winning_line output vector_reset vector_step"
 ).split()
 
 
-def serve(fd_in: int, fd_out: int, host: _Host, max_bytes: int) -> None:
+def serve(channel: Any, host: _Host, max_bytes: int) -> None:
     """Answer requests until the parent closes the pipe."""
-    from spade_envs.sandbox.wire import read_message, write_bytes
+    from spade_envs.sandbox.wire import frame
 
     encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_jsonable)
     while True:
         try:
-            request = read_message(fd_in, deadline=None, max_bytes=1 << 30, what="a request")
+            request = channel.receive(deadline=None, max_bytes=1 << 30, what="a request")
         except Exception:
             return  # the parent is gone
         op = request.get("op")
@@ -243,10 +273,9 @@ def serve(fd_in: int, fd_out: int, host: _Host, max_bytes: int) -> None:
             if op not in _OPERATIONS:
                 raise ValueError(f"unknown operation {op!r}")
             result = getattr(host, op)(**request.get("args", {}))
-            body = encoder.encode({"ok": True, "result": result})
+            data = encoder.encode({"ok": True, "result": result}).encode("utf-8", "surrogatepass")
         except BaseException as exc:  # SystemExit and friends from env code included
-            body = json.dumps({"ok": False, "error": _describe(exc)})
-        data = body.encode("utf-8", "surrogatepass")
+            data = json.dumps({"ok": False, "error": _describe(exc)}).encode()
         if len(data) > max_bytes:
             # Still answer, so the parent can name the problem instead of seeing a kill.
             data = json.dumps(
@@ -254,22 +283,15 @@ def serve(fd_in: int, fd_out: int, host: _Host, max_bytes: int) -> None:
                     "ok": False,
                     "error": {
                         "type": "ResultTooLarge",
-                        "message": (
-                            f"{op}() returned {len(data)} bytes, "
-                            f"over the {max_bytes}-byte limit"
-                        ),
+                        "message": f"{op}() returned {len(data)} bytes, "
+                        f"over the {max_bytes}-byte limit",
                         "traceback": "",
                     },
                 }
             ).encode()
-        del body
-        write_bytes(fd_out, _frame(data))
+        channel.send_bytes(frame(data))
         if op == "close":
             return
-
-
-def _frame(data: bytes) -> bytes:
-    return len(data).to_bytes(4, "big") + data
 
 
 def _describe(exc: BaseException) -> dict[str, str]:
@@ -300,7 +322,7 @@ def main() -> None:
         __import__(name)
     import spade_envs  # noqa: F401  (protocol classes, before the uid drop)
     from spade_envs.core import game_env, loader, metadata  # noqa: F401
-    from spade_envs.sandbox import wire  # noqa: F401
+    from spade_envs.sandbox import wire
 
     layers = {"uid": os.getuid()}
     if settings["drop_uid"] and os.getuid() == 0:
@@ -314,8 +336,9 @@ def main() -> None:
         _install_seccomp()
         layers["seccomp"] = True
     layers["pid"] = os.getpid()
-    os.write(fd_out, _frame(json.dumps({"ready": True, "layers": layers}).encode()))
-    serve(fd_in, fd_out, _Host(sink), settings["max_message_bytes"])
+    channel = wire.Channel(fd_in, fd_out)
+    channel.send({"ready": True, "layers": layers})
+    serve(channel, _Host(sink), settings["max_message_bytes"])
 
 
 if __name__ == "__main__":

@@ -117,3 +117,63 @@ def test_pool_reuses_compiled_code_and_counts_warm_starts(pool):
     again = open_seed("Mastermind", pool=pool)  # loads the cached code object
     again.reset(seed=0)
     again.close()
+
+
+def test_step_all_runs_envs_in_parallel_and_isolates_failures(pool):
+    from spade_envs.sandbox import step_all
+
+    from .conftest import env_source
+
+    good = [open_seed("NumberGuess", pool=pool) for _ in range(3)]
+    bad = open_env_hanging(pool, env_source)
+    envs = [*good, bad]
+    for env in envs:
+        env.reset(seed=0)
+    results = step_all(envs, ["\\boxed{50}"] * 4, return_exceptions=True)
+    assert all(isinstance(r, tuple) for r in results[:3])
+    assert isinstance(results[3], spade_envs.error.SandboxTimeout)
+    assert [r[0] for r in step_all(good, ["\\boxed{50}"] * 3)]  # the others go on
+    with pytest.raises(spade_envs.error.SandboxBroken):
+        step_all(envs, ["x"] * 4)
+    for env in envs:
+        env.close()
+
+
+def open_env_hanging(pool, env_source):
+    from spade_envs.sandbox import open_env
+
+    return open_env(env_source(step="while True:\n    pass"), pool=pool)
+
+
+def test_sandbox_vector_env_matches_gymnasium_sync_vector_env(pool):
+    from spade_envs.sandbox import SandboxVectorEnv
+
+    source = spade_envs.seeds.seed_source("Mastermind")
+    remote = SandboxVectorEnv(source, 5, workers=2, pool=pool)
+    local = gym.vector.SyncVectorEnv([lambda: spade_envs.make("Mastermind") for _ in range(5)])
+    assert remote.metadata["autoreset_mode"] == local.metadata["autoreset_mode"]
+    remote_obs, _ = remote.reset(seed=11)
+    local_obs, _ = local.reset(seed=11)
+    assert remote_obs == local_obs
+    for turn in range(25):  # past max_turns, so autoresets happen
+        actions = tuple(f"\\boxed{{{(turn * 7 + i) % 10}{i}{turn % 6}1}}" for i in range(5))
+        r = remote.step(actions)
+        s = local.step(actions)
+        assert r[0] == s[0]
+        assert (r[1] == s[1]).all() and (r[2] == s[2]).all() and (r[3] == s[3]).all()
+    remote.close()
+    local.close()
+
+
+def test_sandbox_vector_env_failure_is_typed(pool):
+    from spade_envs.sandbox import SandboxVectorEnv
+
+    from .conftest import env_source
+
+    vec = SandboxVectorEnv(env_source(step="while True:\n    pass"), 4, workers=2, pool=pool)
+    vec.reset(seed=0)
+    with pytest.raises(spade_envs.error.SandboxTimeout):
+        vec.step(("a", "b", "c", "d"))
+    vec.close()
+    with pytest.raises(spade_envs.SpadeError, match="num_envs must be a positive int"):
+        SandboxVectorEnv(env_source(), 0, pool=pool)

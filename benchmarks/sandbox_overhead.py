@@ -1,0 +1,135 @@
+"""What does the sandbox cost? Everything measured in one run, against in-process baselines.
+
+Prints:
+  1. median step time in-process and sandboxed, and their difference (target < 100 us);
+  2. median open time of a sandboxed env from a warm pool (target < 20 ms) and cold;
+  3. throughput of 16 sandboxed envs stepped concurrently (``SandboxVectorEnv``: one
+     worker per core; and ``step_all``: one worker per env) against gymnasium's
+     ``AsyncVectorEnv`` running the same 16 envs unsandboxed (target: >= 1x).
+
+    python benchmarks/sandbox_overhead.py [--env NumberGuess] [--steps 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import gymnasium as gym
+
+import spade_envs
+from spade_envs.sandbox import SandboxVectorEnv, WorkerPool, capabilities, open_seed, step_all
+from spade_envs.seeds import seed_source
+
+NEVER_WINS = "\\boxed{0}"  # a valid action that keeps NumberGuess-like episodes going
+
+
+def median_step_seconds(env, steps: int) -> float:
+    samples = []
+    env.reset(seed=0)
+    for _ in range(steps):
+        start = time.perf_counter()
+        _, _, terminated, truncated, _ = env.step(NEVER_WINS)
+        samples.append(time.perf_counter() - start)
+        if terminated or truncated:
+            env.reset()
+    return statistics.median(samples)
+
+
+def open_times(name: str, pool: WorkerPool, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        pool.wait_ready()
+        start = time.perf_counter()
+        env = open_seed(name, pool=pool)
+        times.append(time.perf_counter() - start)
+        env.close()
+    return times
+
+
+def sandboxed_throughput(name: str, pool: WorkerPool, n: int, rounds: int) -> float:
+    envs = [open_seed(name, pool=pool) for _ in range(n)]
+    for i, env in enumerate(envs):
+        env.reset(seed=i)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        results = step_all(envs, [NEVER_WINS] * n)
+        for env, (_, _, terminated, truncated, _) in zip(envs, results):
+            if terminated or truncated:
+                env.reset()
+    elapsed = time.perf_counter() - start
+    for env in envs:
+        env.close()
+    return n * rounds / elapsed
+
+
+def vector_throughput(vec, n: int, rounds: int) -> float:
+    vec.reset(seed=0)
+    actions = (NEVER_WINS,) * n
+    start = time.perf_counter()
+    for _ in range(rounds):
+        vec.step(actions)  # autoreset inside
+    elapsed = time.perf_counter() - start
+    vec.close()
+    return n * rounds / elapsed
+
+
+def async_vector_throughput(name: str, n: int, rounds: int) -> float:
+    vec = gym.vector.AsyncVectorEnv([lambda: spade_envs.make(name) for _ in range(n)])
+    return vector_throughput(vec, n, rounds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="NumberGuess")
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--opens", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=300)
+    args = parser.parse_args()
+    caps = capabilities()
+    spade_envs.seed_names()  # import the seed corpus before timing anything
+    print(
+        f"isolation available: bubblewrap={caps.bubblewrap} seccomp={caps.seccomp} root={caps.root}"
+    )
+
+    local = median_step_seconds(spade_envs.make(args.env), args.steps)
+    with WorkerPool(size=2) as pool:
+        remote_env = open_seed(args.env, pool=pool)
+        print(f"worker layers: {remote_env.isolation}")
+        remote = median_step_seconds(remote_env, args.steps)
+        remote_env.close()
+        print(f"1. step, in-process:  {local * 1e6:8.1f} us (median of {args.steps})")
+        print(f"   step, sandboxed:   {remote * 1e6:8.1f} us")
+        print(f"   overhead per step: {(remote - local) * 1e6:8.1f} us   (target < 100 us)")
+
+        warm = open_times(args.env, pool, args.opens)
+    with WorkerPool(size=0) as cold_pool:
+        cold = open_times(args.env, cold_pool, max(3, args.opens // 4))
+    print(
+        f"2. open, warm pool:   {statistics.median(warm) * 1e3:8.1f} ms (median of {len(warm)}; "
+        "target < 20 ms)"
+    )
+    print(f"   open, cold:        {statistics.median(cold) * 1e3:8.1f} ms (median of {len(cold)})")
+
+    n = 16
+    baseline = async_vector_throughput(args.env, n, args.rounds)
+    with WorkerPool(size=0) as pool16:
+        vector = vector_throughput(
+            SandboxVectorEnv(seed_source(args.env), n, pool=pool16), n, args.rounds
+        )
+        per_env = sandboxed_throughput(args.env, pool16, n, args.rounds)
+    print(f"3. {n} envs stepped together, {args.rounds} rounds:")
+    print(f"   AsyncVectorEnv, unsandboxed ({n} processes): {baseline:9.0f} env-steps/s")
+    print(
+        f"   SandboxVectorEnv, sandboxed (1 worker/core): {vector:9.0f} env-steps/s   "
+        f"ratio {vector / baseline:.2f}x (target >= 1)"
+    )
+    print(
+        f"   step_all, sandboxed ({n} workers):           {per_env:9.0f} env-steps/s   "
+        f"ratio {per_env / baseline:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
