@@ -16,12 +16,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-## demo: set up, list the seed corpus and play two seeds non-interactively
+## demo: set up, list the seed corpus, play seeds non-interactively (one sandboxed)
 demo: $(STAMP)
 	$(BIN)/spade-envs list-seeds
 	$(BIN)/spade-envs play NumberGuess --seed 3 --auto solution
 	$(BIN)/spade-envs play SupplierLookup --seed 7 --auto solution --hint
 	$(BIN)/spade-envs play Nim --seed 1 --auto solution --opponent random
+	$(BIN)/spade-envs sandbox-info
+	$(BIN)/spade-envs play Mastermind --seed 2 --auto solution --isolation sandbox
 
 ## test: set up and run the whole test suite (slow model tests included)
 test: $(STAMP)

@@ -94,6 +94,28 @@ def info(name: str, source: bool) -> None:
         click.echo(inspect.getsource(sys.modules[cls.__module__]))
 
 
+@main.command("sandbox-info")
+def sandbox_info() -> None:
+    """Show which sandbox layers this machine provides, and start one worker to prove it.
+
+    \b
+    Example:
+      spade-envs sandbox-info
+    """
+    from .sandbox import SandboxConfig, Worker, capabilities
+
+    caps = capabilities()
+    click.echo(f"bubblewrap: {'yes' if caps.bubblewrap else 'NO  (' + caps.bubblewrap_error + ')'}")
+    click.echo(f"seccomp:    {'yes' if caps.seccomp else 'NO  (' + caps.seccomp_error + ')'}")
+    click.echo(f"root:       {'yes (workers drop to uid 65534)' if caps.root else 'no'}")
+    worker = Worker(SandboxConfig())
+    try:
+        layers = ", ".join(f"{k}={v}" for k, v in worker.layers.items())
+        click.echo(f"worker:     started in {worker.start_seconds * 1000:.0f} ms with {layers}")
+    finally:
+        worker.kill()
+
+
 def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
     knobs: dict[str, Any] = {}
     for pair in pairs:
@@ -131,6 +153,14 @@ def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
 @click.option(
     "--knob", "knob_pairs", multiple=True, metavar="KEY=VALUE", help="Set a difficulty knob."
 )
+@click.option(
+    "--isolation",
+    type=click.Choice(["auto", "sandbox", "none"]),
+    default="auto",
+    show_default=True,
+    help="auto: .py files run in the sandbox, shipped seeds in-process; "
+    "sandbox/none force one or the other.",
+)
 def play(
     name: str,
     seed: int | None,
@@ -139,6 +169,7 @@ def play(
     seat: int,
     opponent: str,
     knob_pairs: tuple[str, ...],
+    isolation: str,
 ) -> None:
     """Play an environment in the terminal (NAME: a seed name or a .py path).
 
@@ -151,23 +182,21 @@ def play(
       spade-envs play NumberGuess                 # interactive
       spade-envs play Nim --seed 1 --auto solution
       printf '50\\n75\\n' | spade-envs play NumberGuess --seed 3
+      spade-envs play ./my_env.py --auto solution   # sandboxed
     """
-    env = resolve(name)(**_parse_knobs(knob_pairs))
-    if isinstance(env, TextGame):
-        env = GameSeatEnv(env, seat=seat, opponent=opponent)
+    env, title = _open_for_play(name, _parse_knobs(knob_pairs), seat, opponent, isolation)
     observation, _ = env.reset(seed=seed)
     interactive = auto is None and sys.stdin.isatty()
-    title = type(env.game if isinstance(env, GameSeatEnv) else env).__name__
     seed_text = "a random seed" if seed is None else f"seed {seed}"
     click.secho(f"== {title} ({seed_text}), {env.max_turns} turns at most", bold=True)
     click.echo(observation)
     if show_hint:
         click.secho(f"[hint] {env.hint()}", fg="yellow")
     actions = _auto_actions(env, auto, seed) if auto else None
-    total = 0.0
+    total, turn = 0.0, 0
     while True:
         if actions is not None:
-            action = actions[env.turn] if env.turn < len(actions) else ""
+            action = actions[turn] if turn < len(actions) else ""
             click.secho(f"> {action}", fg="cyan")
         else:
             line = _read_line(interactive)
@@ -183,7 +212,7 @@ def play(
                 continue
             if command == ":reset":
                 observation, _ = env.reset(seed=seed)
-                total = 0.0
+                total, turn = 0.0, 0
                 click.echo(observation)
                 continue
             if command in (":help", ":?"):
@@ -192,13 +221,34 @@ def play(
             action = line.rstrip("\n")
         observation, reward, terminated, truncated, _ = env.step(action)
         total += float(reward)
-        click.echo(f"[turn {env.turn}] reward {float(reward):g}")
+        turn += 1
+        click.echo(f"[turn {turn}] reward {float(reward):g}")
         click.echo(observation)
         if terminated or truncated:
-            verdict = "WON" if env.won else "not won"
+            verdict = "WON" if total >= env.reward_range[1] - 1e-9 else "not won"
             why = "terminated" if terminated else "out of turns"
             click.secho(f"== episode over ({why}): return {total:g}, {verdict}", bold=True)
             return
+
+
+def _open_for_play(
+    name: str, knobs: dict[str, Any], seat: int, opponent: str, isolation: str
+) -> tuple[Any, str]:
+    """The env to play (games: one seat of it) and its display name."""
+    is_file = name.endswith(".py") or "/" in name
+    if isolation == "sandbox" or (isolation == "auto" and is_file):
+        from .sandbox import open_file, open_seed
+
+        opener = open_file if is_file else open_seed
+        # Games come back as one seat (GameSeatEnv inside the worker).
+        env = opener(name, knobs=knobs, seat=seat, opponent=opponent)
+        layers = ", ".join(k for k, v in env.isolation.items() if v is True)
+        click.secho(f"[sandboxed: {layers}]", fg="green")
+        return env, env.name
+    env = resolve(name)(**knobs)
+    if isinstance(env, TextGame):
+        return GameSeatEnv(env, seat=seat, opponent=opponent), type(env).__name__
+    return env, type(env).__name__
 
 
 def _auto_actions(env: Any, auto: str, seed: int | None) -> list[str]:

@@ -75,3 +75,25 @@ def test_info_shows_metadata_and_source():
         and "tools:" in result.output
         and "class SupplierLookup" in result.output
     )
+
+
+def test_play_a_file_runs_it_in_the_sandbox(tmp_path):
+    from spade_envs.seeds import seed_source
+
+    path = tmp_path / "guess.py"
+    path.write_text(seed_source("NumberGuess"))
+    result = run("play", str(path), "--seed", "2", "--auto", "solution")
+    assert result.exit_code == 0, result.output
+    assert "[sandboxed:" in result.output
+    assert "WON" in result.output
+
+
+def test_play_a_seed_game_sandboxed():
+    result = run("play", "Kayles", "--seed", "4", "--auto", "solution", "--isolation", "sandbox")
+    assert result.exit_code == 0 and "[sandboxed:" in result.output and "WON" in result.output
+
+
+def test_sandbox_info_reports_layers_and_starts_a_worker():
+    result = run("sandbox-info")
+    assert result.exit_code == 0, result.output
+    assert "bubblewrap:" in result.output and "worker:     started in" in result.output
