@@ -40,19 +40,17 @@ class Capabilities:
     seccomp_error: str = ""
 
 
+# A read-only view of the whole file system, a minimal /dev and the namespace's own /proc.
+_BASE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+
+
 def _probe_bubblewrap() -> tuple[bool, str]:
     path = shutil.which("bwrap")
     if path is None:
         return False, "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     cmd = [
         path,
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
+        *_BASE_MOUNTS,
         "--unshare-pid",
         "--unshare-net",
         "--unshare-ipc",
@@ -161,13 +159,7 @@ def _hidden_dirs() -> list[str]:
 def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str]:
     args = [
         shutil.which("bwrap") or "bwrap",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
+        *_BASE_MOUNTS,
         "--perms",
         "1777",
         "--size",
