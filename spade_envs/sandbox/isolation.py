@@ -156,36 +156,41 @@ def _hidden_dirs() -> list[str]:
     return sorted(h for h in hidden if os.path.isdir(h) and h != "/")
 
 
+def _rebind_inside(overlay: str, needed: list[str]) -> list[str]:
+    """Arguments that make the ``needed`` paths under ``overlay`` visible again, read-only.
+
+    ``overlay`` has just been covered by a fresh tmpfs (a home directory, ``/tmp``);
+    the interpreter, its libraries or this package may live below it (a checkout
+    in ``/tmp``, a virtualenv in ``$HOME``).
+    """
+    args: list[str] = []
+    inside = [p for p in needed if p == overlay or p.startswith(overlay + os.sep)]
+    made: set[str] = {overlay}
+    for path in inside:
+        if any(path.startswith(q + os.sep) for q in inside if q != path):
+            continue  # already visible through an enclosing bind
+        # bwrap would create the directories leading to the bind as 0700, which
+        # the unprivileged worker could not traverse.
+        parent = os.path.dirname(path)
+        chain = []
+        while parent not in made and parent.startswith(overlay + os.sep):
+            chain.append(parent)
+            parent = os.path.dirname(parent)
+        for directory in reversed(chain):
+            args += ["--perms", "0755", "--dir", directory]
+            made.add(directory)
+        args += ["--ro-bind", path, path]
+    return args
+
+
 def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str]:
-    args = [
-        shutil.which("bwrap") or "bwrap",
-        *_BASE_MOUNTS,
-        "--perms",
-        "1777",
-        "--size",
-        str(config.tmp_size_mb * 1024 * 1024),
-        "--tmpfs",
-        "/tmp",
-    ]
     needed = _needed_paths()
+    args = [shutil.which("bwrap") or "bwrap", *_BASE_MOUNTS]
+    args += ["--perms", "1777", "--size", str(config.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    args += _rebind_inside("/tmp", needed)
     for hidden in _hidden_dirs():
         args += ["--perms", "0755", "--tmpfs", hidden]
-        inside = [p for p in needed if p == hidden or p.startswith(hidden + os.sep)]
-        made: set[str] = {hidden}
-        for path in inside:
-            if any(path.startswith(q + os.sep) for q in inside if q != path):
-                continue  # already visible through an enclosing bind
-            # bwrap would create the directories leading to the bind as 0700, which
-            # the unprivileged worker could not traverse.
-            parent = os.path.dirname(path)
-            chain = []
-            while parent not in made and parent.startswith(hidden + os.sep):
-                chain.append(parent)
-                parent = os.path.dirname(parent)
-            for directory in reversed(chain):
-                args += ["--perms", "0755", "--dir", directory]
-                made.add(directory)
-            args += ["--ro-bind", path, path]
+        args += _rebind_inside(hidden, needed)
     args += [
         "--unshare-pid",
         "--unshare-ipc",

@@ -204,3 +204,21 @@ def test_config_is_checked():
         SandboxConfig(memory_mb=100)
     with pytest.raises(Exception, match="call_timeout must be positive seconds"):
         SandboxConfig(call_timeout=0)
+
+
+def test_paths_under_overlaid_directories_are_bound_back_traversably():
+    args = isolation._rebind_inside(
+        "/tmp", ["/tmp/ci/repo", "/tmp/ci/repo/.venv/lib", "/tmp/other", "/usr/lib"]
+    )
+    assert args == [
+        "--perms",
+        "0755",
+        "--dir",
+        "/tmp/ci",
+        "--ro-bind",
+        "/tmp/ci/repo",
+        "/tmp/ci/repo",
+        "--ro-bind",
+        "/tmp/other",
+        "/tmp/other",
+    ]
