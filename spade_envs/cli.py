@@ -94,6 +94,44 @@ def info(name: str, source: bool) -> None:
         click.echo(inspect.getsource(sys.modules[cls.__module__]))
 
 
+@main.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report(s) as JSON.")
+@click.option(
+    "--budget",
+    type=click.Choice(["fast", "default", "thorough"]),
+    default="default",
+    show_default=True,
+    help="How hard to look.",
+)
+def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
+    """Validate environment files: static checks, then every dynamic check in the sandbox.
+
+    Exit code 0 when every file is valid, 1 when any is rejected, 2 on usage errors.
+    Several files are validated in parallel, one per core.
+
+    \b
+    Examples:
+      spade-envs validate my_env.py
+      spade-envs validate generated/*.py --budget fast --json
+    """
+    from .validation import validate_many
+
+    sources = []
+    for path in files:
+        try:
+            sources.append(open(path, encoding="utf-8").read())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.UsageError(f"Cannot read {path}: {exc}") from exc
+    reports = validate_many(sources, budget=budget, progress=len(files) > 1 and not as_json)
+    for path, report in zip(files, reports):
+        if as_json:
+            click.echo(report.to_json())
+        else:
+            click.echo(f"{path}: {report.summary()}")
+    sys.exit(0 if all(r.passed for r in reports) else 1)
+
+
 @main.command("sandbox-info")
 def sandbox_info() -> None:
     """Show which sandbox layers this machine provides, and start one worker to prove it.

@@ -47,6 +47,15 @@ def find_env_class(module: types.ModuleType) -> type:
     ]
     where = getattr(module, "__file__", None) or module.__name__
     if not found:
+        from .duck import duck_env_class, is_duck_env_class
+
+        ducks = [
+            obj
+            for obj in vars(module).values()
+            if is_duck_env_class(obj) and obj.__module__ == module.__name__
+        ]
+        if len(ducks) == 1:
+            return duck_env_class(ducks[0])
         raise EnvLoadError(
             f"{where} defines no environment class: define one subclass of "
             "spade_envs.TextEnv, ToolEnv or TextGame."

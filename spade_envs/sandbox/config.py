@@ -42,6 +42,10 @@ class SandboxConfig:
             and info dicts).
         max_observation_chars: Longest observation accepted from the worker.
         extra_env: Extra environment variables for the worker (the rest is cleared).
+        preload: Modules the worker imports before it drops privileges and installs
+            seccomp (e.g. the validator's checks, which import Hypothesis).
+        read_only_paths: Extra paths the worker may read even inside a hidden home
+            directory (e.g. a cache the parent prepared).
     """
 
     bubblewrap: bool = True
@@ -61,6 +65,8 @@ class SandboxConfig:
     max_message_bytes: int = 4_000_000
     max_observation_chars: int = 65_536
     extra_env: dict[str, str] = field(default_factory=dict)
+    preload: tuple[str, ...] = ()
+    read_only_paths: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in (

@@ -184,7 +184,8 @@ def _rebind_inside(overlay: str, needed: list[str]) -> list[str]:
 
 
 def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str]:
-    needed = _needed_paths()
+    extra = [os.path.realpath(p) for p in config.read_only_paths if os.path.exists(p)]
+    needed = sorted(set(_needed_paths()) | set(extra))
     args = [shutil.which("bwrap") or "bwrap", *_BASE_MOUNTS]
     args += ["--perms", "1777", "--size", str(config.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     args += _rebind_inside("/tmp", needed)

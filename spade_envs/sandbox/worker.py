@@ -157,6 +157,7 @@ class _Host:
         exec(compiled, module.__dict__)
         cls = find_env_class(module)
         meta = describe(cls).to_dict()
+        self.cls, self.knobs = cls, dict(knobs)
         for _ in range(max(1, int(copies))):
             env = cls(**knobs)
             if isinstance(env, TextGame) and seat is not None:
@@ -251,10 +252,16 @@ class _Host:
     def output(self) -> Any:
         return self.sink.tail
 
+    def run_check(self, name: str, budget: dict) -> Any:
+        """One validation check on fresh instances of the loaded class."""
+        from spade_envs.validation.checks import run_check
+
+        return run_check(name, lambda: self.cls(**self.knobs), budget)
+
 
 _OPERATIONS = (
     "load reset step hint solution render close game_reset game_step observe legal_moves "
-    "best_move winning_line output vector_reset vector_step"
+    "best_move winning_line output vector_reset vector_step run_check"
 ).split()
 
 
@@ -319,6 +326,8 @@ def main() -> None:
         sys.stderr = sink
     sys.stdin = None
     for name in _PRELOAD:
+        __import__(name)
+    for name in settings.get("preload", ()):
         __import__(name)
     import spade_envs  # noqa: F401  (protocol classes, before the uid drop)
     from spade_envs.core import game_env, loader, metadata  # noqa: F401

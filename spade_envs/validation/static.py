@@ -1,0 +1,220 @@
+"""Static checks: what can be judged from the source text without running it."""
+
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass, field
+
+from .budget import Budget
+from .report import CheckResult
+
+__all__ = ["ALLOWED_MODULES", "FORBIDDEN_CALLS", "StaticInfo", "static_checks"]
+
+#: Standard-library modules an environment may import (plus ``spade_envs``). Nothing that
+#: touches files, processes, the network, the clock or the interpreter's internals.
+ALLOWED_MODULES: frozenset[str] = frozenset(
+    """__future__ abc array bisect calendar cmath collections copy dataclasses datetime decimal
+    difflib enum fractions functools hashlib heapq itertools json math numbers operator pprint
+    random re statistics string textwrap types typing unicodedata zlib spade_envs""".split()
+)
+#: Builtins whose use is rejected: they run arbitrary code, read files or reach the interpreter.
+FORBIDDEN_CALLS: frozenset[str] = frozenset(
+    "__import__ eval exec compile open breakpoint exit quit globals".split()
+)
+_ESCAPE_ATTRIBUTES = frozenset(
+    "__subclasses__ __globals__ __builtins__ __code__ __closure__ __loader__ __import__".split()
+)
+_PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
+_REQUIRED = {
+    "text": [("_reset", "reset"), ("_step", "step"), ("hint",), ("solution",)],
+    "tool": [("_reset", "reset"), ("hint",), ("solution",)],
+    "game": [("_reset",), ("_observe",), ("_move",), ("legal_moves",), ("best_move",), ("hint",)],
+    "duck": [("reset",), ("step",)],
+}
+
+
+@dataclass
+class StaticInfo:
+    """What the static pass learned about the source."""
+
+    env_name: str = ""
+    kind: str = ""
+    max_turns: int | None = None
+    imports: list[str] = field(default_factory=list)
+
+
+def _base_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _classify(classes: dict[str, ast.ClassDef]) -> dict[str, str]:
+    """Kind of every class that is an environment, following bases within the module."""
+    kinds: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, node in classes.items():
+            if name in kinds:
+                continue
+            for base in node.bases:
+                base_name = _base_name(base)
+                kind = _PROTOCOL_BASES.get(base_name) or kinds.get(base_name)
+                if kind:
+                    kinds[name] = kind
+                    changed = True
+                    break
+    return kinds
+
+
+def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
+    """Methods defined on ``name`` or on its bases within the module."""
+    found: set[str] = set()
+    stack, seen = [name], set()
+    while stack:
+        current = stack.pop()
+        if current in seen or current not in classes:
+            continue
+        seen.add(current)
+        node = classes[current]
+        found.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        stack.extend(_base_name(b) for b in node.bases)
+    return found
+
+
+def _class_int(node: ast.ClassDef, attribute: str) -> int | None:
+    for statement in node.body:
+        targets = []
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id == attribute:
+                if isinstance(value, ast.Constant) and isinstance(value.value, int):
+                    return value.value
+    return None
+
+
+def _env_class(tree: ast.Module, info: StaticInfo) -> str:
+    """Empty when the module has exactly one usable environment class; else the reason."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    kinds = _classify(classes)
+    # Abstract intermediate classes (used as a base by another env class) do not count.
+    used_as_base = {_base_name(b) for n in kinds for b in classes[n].bases}
+    concrete = [n for n in kinds if n not in used_as_base]
+    if not concrete:
+        duck = [
+            n for n, node in classes.items()
+            if n.endswith("Env") and {"reset", "step"} <= _methods(n, classes)
+        ]
+        if len(duck) == 1:
+            concrete, kinds = duck, {duck[0]: "duck"}
+        elif len(duck) > 1:
+            return (f"found {len(duck)} duck-typed environment classes ({', '.join(duck)}); "
+                    "define exactly one")
+        else:
+            return ("no environment class: define one subclass of spade_envs.TextEnv, ToolEnv "
+                    "or TextGame (or a class named *Env with reset() and step())")
+    if len(concrete) > 1:
+        return (f"found {len(concrete)} environment classes ({', '.join(sorted(concrete))}); "
+                "put exactly one in the module")
+    name = concrete[0]
+    info.env_name, info.kind = name, kinds[name]
+    info.max_turns = _class_int(classes[name], "max_turns")
+    methods = _methods(name, classes)
+    missing = [" or ".join(options) for options in _REQUIRED[info.kind]
+               if not any(o in methods for o in options)]
+    if info.kind == "tool" and not any(m.startswith("tool_") for m in methods):
+        missing.append("at least one tool_<name> method")
+    if missing:
+        return f"{name} ({info.kind}) is missing: {', '.join(missing)}"
+    return ""
+
+
+def _import_problems(tree: ast.Module, allowed: frozenset[str], info: StaticInfo) -> list[str]:
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                problems.append(f"line {node.lineno}: relative import; the module must stand alone")
+                continue
+            modules = [node.module or ""]
+        for module in modules:
+            info.imports.append(module)
+            if module.split(".")[0] not in allowed:
+                problems.append(f"line {node.lineno}: import of {module!r} is not allowed")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in FORBIDDEN_CALLS:
+                problems.append(f"line {node.lineno}: call to {node.func.id}() is not allowed")
+        if isinstance(node, ast.Attribute) and node.attr in _ESCAPE_ATTRIBUTES:
+            problems.append(f"line {node.lineno}: access to {node.attr} is not allowed")
+    return problems
+
+
+def _input_calls(tree: ast.Module) -> list[int]:
+    return [
+        node.lineno for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "input"
+    ]
+
+
+def static_checks(
+    source: str, budget: Budget, *, allowed_modules: frozenset[str] | None = None
+) -> tuple[list[CheckResult], StaticInfo]:
+    """Run the static checks in order; later ones are skipped after a failure that blocks them."""
+    allowed = ALLOWED_MODULES if allowed_modules is None else frozenset(allowed_modules)
+    info = StaticInfo()
+    results: list[CheckResult] = []
+
+    def record(name: str, start: float, reason: str = "", skipped: bool = False) -> None:
+        results.append(CheckResult(name, passed=not reason and not skipped, reason=reason,
+                                   seconds=time.perf_counter() - start, skipped=skipped))
+
+    start = time.perf_counter()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        record("syntax", start, f"line {exc.lineno}: {exc.msg}; fix the syntax error")
+        for name in ("size", "env_class", "imports", "no_input"):
+            record(name, time.perf_counter(), skipped=True)
+        return results, info
+    except (ValueError, RecursionError, MemoryError) as exc:
+        record("syntax", start, f"the source cannot be parsed ({type(exc).__name__})")
+        return results, info
+    record("syntax", start)
+
+    start = time.perf_counter()
+    class_reason = _env_class(tree, info)
+    size_reason = ""
+    if len(source) > budget.max_source_chars:
+        size_reason = (f"the source has {len(source)} characters; keep it under "
+                       f"{budget.max_source_chars}")
+    elif info.max_turns is not None and not 1 <= info.max_turns <= budget.max_turns_limit:
+        size_reason = (f"max_turns = {info.max_turns}; use 1 to {budget.max_turns_limit} so "
+                       "episodes stay short enough to play and train on")
+    record("size", start, size_reason)
+    record("env_class", start, class_reason)
+
+    start = time.perf_counter()
+    problems = _import_problems(tree, allowed, info)
+    reason = ""
+    if problems:
+        reason = (f"{problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+                  + "; use only the standard library subset "
+                  f"({', '.join(sorted(m for m in allowed if m != '__future__'))})")
+    record("imports", start, reason)
+
+    start = time.perf_counter()
+    lines = _input_calls(tree)
+    record("no_input", start, f"line {lines[0]}: input() blocks forever; environments get their "
+                              "actions from step()" if lines else "")
+    return results, info
+
