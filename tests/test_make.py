@@ -69,7 +69,10 @@ def test_loaded_classes_pickle():
     ("source", "message"),
     [
         ("x = 1", "defines no environment class"),
-        (GOOD + "\nclass Other(Echo):\n    pass\n", "defines 2 environment classes"),
+        (
+            GOOD + GOOD.split("from spade_envs import TextEnv, boxed")[1].replace("Echo", "Other"),
+            "defines 2 environment classes",
+        ),
         ("def broken(:", "does not parse"),
         ("raise RuntimeError('boom')", "raised RuntimeError while loading: boom"),
     ],

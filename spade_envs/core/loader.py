@@ -45,6 +45,9 @@ def find_env_class(module: types.ModuleType) -> type:
         for obj in vars(module).values()
         if is_env_class(obj) and obj.__module__ == module.__name__
     ]
+    # A class that another environment class of the module extends is an abstract
+    # intermediate base, not a second environment.
+    found = [c for c in found if not any(c is not o and issubclass(o, c) for o in found)]
     where = getattr(module, "__file__", None) or module.__name__
     if not found:
         from .duck import duck_env_class, is_duck_env_class

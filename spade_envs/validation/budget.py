@@ -46,11 +46,25 @@ class Budget:
 
 
 BUDGETS: dict[str, Budget] = {
-    "fast": Budget(name="fast", seeds=4, fuzz_examples=8, fuzz_steps=25, probe_episodes=2,
-                   determinism_episodes=2, check_timeout=30.0),
+    "fast": Budget(
+        name="fast",
+        seeds=4,
+        fuzz_examples=8,
+        fuzz_steps=25,
+        probe_episodes=2,
+        determinism_episodes=2,
+        check_timeout=30.0,
+    ),
     "default": Budget(),
-    "thorough": Budget(name="thorough", seeds=30, fuzz_examples=120, fuzz_steps=80,
-                       probe_episodes=12, determinism_episodes=10, check_timeout=180.0),
+    "thorough": Budget(
+        name="thorough",
+        seeds=30,
+        fuzz_examples=120,
+        fuzz_steps=80,
+        probe_episodes=12,
+        determinism_episodes=10,
+        check_timeout=180.0,
+    ),
 }
 
 

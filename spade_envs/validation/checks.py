@@ -53,9 +53,9 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _call(what: str, fn: Callable[[], Any]) -> Any:
+def _call(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
-        return fn()
+        return fn(*args, **kwargs)
     except Exception as exc:
         raise _Fail(f"{what} raised {type(exc).__name__}: {str(exc)[:200]}") from exc
 
@@ -85,8 +85,10 @@ def check_gym_api(factory: Factory, budget: Budget) -> None:
 
                 check_env(env, skip_render_check=True)
         except Exception as exc:
-            raise _Fail(f"{'api_test' if isinstance(env, TextGame) else 'check_env'} failed: "
-                        f"{type(exc).__name__}: {str(exc)[:240]}") from exc
+            raise _Fail(
+                f"{'api_test' if isinstance(env, TextGame) else 'check_env'} failed: "
+                f"{type(exc).__name__}: {str(exc)[:240]}"
+            ) from exc
     if isinstance(env, TextGame):
         return  # api_test warns about text observations by design
     serious = [str(w.message) for w in caught if "render" not in str(w.message).lower()]
@@ -106,7 +108,7 @@ def check_fuzz(factory: Factory, budget: Budget) -> dict[str, Any]:
 
 # ----- determinism --------------------------------------------------------------------------
 def _mixed_actions(env: Any, seed: int) -> list[str]:
-    _call("reset()", lambda: env.reset(seed=seed))
+    _call("reset()", env.reset, seed=seed)
     solution = _call("solution()", env.solution)
     junk = ["", "??", "\\boxed{7}", "hello world"]
     actions = [a for i, s in enumerate(solution or []) for a in (junk[i % 4], s)]
@@ -114,8 +116,9 @@ def _mixed_actions(env: Any, seed: int) -> list[str]:
 
 
 def _trace(env: Any, seed: int, actions: list[str]) -> list[Any]:
-    episode = _call("an episode", lambda: play_episode(env, scripted(actions), seed=seed))
-    extra = [_call("hint()", lambda: (env.reset(seed=seed), env.hint())[1])]
+    episode = _call("an episode", play_episode, env, scripted(actions), seed=seed)
+    _call("reset()", env.reset, seed=seed)
+    extra = [_call("hint()", env.hint)]
     return [*episode.trace(), *extra]
 
 
@@ -128,26 +131,37 @@ def check_determinism(factory: Factory, budget: Budget) -> dict[str, Any]:
         c = _trace(second, seed, actions)
         for label, other in (("the same instance", b), ("a fresh instance", c)):
             if other != a:
-                where = next(i for i, (x, y) in enumerate(zip(a, other)) if x != y) if len(a) == len(other) else min(len(a), len(other))
+                where = next(
+                    (i for i, (x, y) in enumerate(zip(a, other)) if x != y), min(len(a), len(other))
+                )
+                mine = a[where] if where < len(a) else None
+                theirs = other[where] if where < len(other) else None
                 raise _Fail(
                     f"seed {seed}: replaying the same actions on {label} gave a different "
-                    f"trajectory at step {where} ({_short(a[where] if where < len(a) else None, 60)} vs "
-                    f"{_short(other[where] if where < len(other) else None, 60)}); draw all "
-                    "randomness from self.rng (or self.np_random) and avoid time, id() and set order"
+                    f"trajectory at step {where} ({_short(mine, 60)} vs {_short(theirs, 60)}); "
+                    "draw all randomness from self.rng (or self.np_random) and avoid the clock, "
+                    "id() and set order"
                 )
     return {"episodes": budget.determinism_episodes}
 
 
 # ----- feasibility ----------------------------------------------------------------------------
 def _solution_of(env: Any, seed: int) -> list[str]:
-    _call("reset()", lambda: env.reset(seed=seed))
+    _call("reset()", env.reset, seed=seed)
     solution = _call("solution()", env.solution)
-    if not isinstance(solution, list) or not solution or not all(isinstance(a, str) for a in solution):
-        raise _Fail(f"seed {seed}: solution() must return a non-empty list of action strings, "
-                    f"got {_short(solution)}")
+    if (
+        not isinstance(solution, list)
+        or not solution
+        or not all(isinstance(a, str) for a in solution)
+    ):
+        raise _Fail(
+            f"seed {seed}: solution() must return a non-empty list of action strings, "
+            f"got {_short(solution)}"
+        )
     if len(solution) > env.max_turns:
-        raise _Fail(f"seed {seed}: solution() has {len(solution)} actions but max_turns is "
-                    f"{env.max_turns}")
+        raise _Fail(
+            f"seed {seed}: solution() has {len(solution)} actions but max_turns is {env.max_turns}"
+        )
     return solution
 
 
@@ -157,8 +171,7 @@ def check_solution(factory: Factory, budget: Budget) -> dict[str, Any]:
         env = _single(factory, opponent)
         for seed in range(budget.seeds):
             solution = _solution_of(env, seed)
-            episode: Episode = _call("playing the solution",
-                                     lambda: play_episode(env, solution, seed=seed))
+            episode: Episode = _call("playing the solution", play_episode, env, solution, seed=seed)
             if episode.total_reward < _top(env) - 1e-6:
                 against = f" against a {opponent} opponent" if len(opponents) > 1 else ""
                 raise _Fail(
@@ -174,12 +187,15 @@ def check_trivial(factory: Factory, budget: Budget) -> dict[str, Any]:
     for seed in range(budget.seeds):
         solution = _solution_of(env, seed)
         hint = _call("hint()", env.hint)
-        policies = {"the empty action": repeated(""), "random text": random_text(seed),
-                    "the hint text as the action": repeated(str(hint))}
+        policies = {
+            "the empty action": repeated(""),
+            "random text": random_text(seed),
+            "the hint text as the action": repeated(str(hint)),
+        }
         if len(set(solution)) > 1:
             policies["repeating the first solution action"] = repeated(solution[0])
         for label, policy in policies.items():
-            episode = _call(f"playing {label}", lambda: play_episode(env, policy, seed=seed))
+            episode = _call(f"playing {label}", play_episode, env, policy, seed=seed)
             if episode.total_reward >= _top(env) - 1e-6:
                 raise _Fail(
                     f"seed {seed}: {label} reaches the maximum reward {_top(env):g}; the task "
@@ -191,7 +207,7 @@ def check_trivial(factory: Factory, budget: Budget) -> dict[str, Any]:
 def check_solved_at_reset(factory: Factory, budget: Budget) -> None:
     env = _single(factory)
     for seed in range(budget.seeds):
-        _, info = _call("reset()", lambda: env.reset(seed=seed))
+        _, info = _call("reset()", env.reset, seed=seed)
         if getattr(env, "won", False) or (isinstance(info, dict) and info.get("success")):
             raise _Fail(f"seed {seed}: the episode is already won right after reset")
         if getattr(env, "_ended", None) is not None:
@@ -243,5 +259,10 @@ def run_check(name: str, factory: Factory, budget: dict[str, Any] | Budget) -> d
     details = {k: v for k, v in details.items() if isinstance(v, (int, float, str, list, bool))}
     if not math.isfinite(seconds):
         seconds = 0.0
-    return {"name": name, "passed": passed, "reason": reason, "seconds": seconds,
-            "details": details}
+    return {
+        "name": name,
+        "passed": passed,
+        "reason": reason,
+        "seconds": seconds,
+        "details": details,
+    }

@@ -21,10 +21,26 @@ from .budget import Budget
 __all__ = ["FuzzFailure", "ProbeFailure", "action_strategy", "fuzz_env", "probe_episodes"]
 
 _ODD_ACTIONS = [
-    "", " ", "\n\t", "\x00\x1b[2J", "\\boxed{", "\\boxed{}", "\\boxed{-1}", "\\boxed{1e309}",
-    "<answer></answer>", "<tool_call>", '<tool_call>{"name": 3}</tool_call>',
-    '<tool_call>{"name": "nope", "arguments": {"x": [1, 2]}}</tool_call>', "9" * 5000,
-    "x" * 20000, "NaN", "None", "[]", "{}", "\u202e\u200b", "ünïcødé 漢字 😀",
+    "",
+    " ",
+    "\n\t",
+    "\x00\x1b[2J",
+    "\\boxed{",
+    "\\boxed{}",
+    "\\boxed{-1}",
+    "\\boxed{1e309}",
+    "<answer></answer>",
+    "<tool_call>",
+    '<tool_call>{"name": 3}</tool_call>',
+    '<tool_call>{"name": "nope", "arguments": {"x": [1, 2]}}</tool_call>',
+    "9" * 5000,
+    "x" * 20000,
+    "NaN",
+    "None",
+    "[]",
+    "{}",
+    "\u202e\u200b",
+    "ünïcødé 漢字 😀",
 ]
 
 
@@ -60,15 +76,23 @@ def action_strategy(solution_actions: list[str], tool_names: list[str]) -> Any:
 
     own = st.sampled_from(list(dict.fromkeys(solution_actions))[:60] or ["\\boxed{1}"])
     values = st.one_of(
-        st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.floats(),
-        st.text(max_size=30), st.lists(st.integers(-5, 5), max_size=3),
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**12), 10**12),
+        st.floats(),
+        st.text(max_size=30),
+        st.lists(st.integers(-5, 5), max_size=3),
         st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
     )
     names = st.sampled_from(tool_names + ["nope", "", "tool_", "__init__", "reset"])
     tool_calls = st.builds(
-        lambda name, args: "<tool_call>"
-        + json.dumps({"name": name, "arguments": args}, allow_nan=True) + "</tool_call>",
-        names, st.dictionaries(st.text(max_size=10), values, max_size=4),
+        lambda name, args: (
+            "<tool_call>"
+            + json.dumps({"name": name, "arguments": args}, allow_nan=True)
+            + "</tool_call>"
+        ),
+        names,
+        st.dictionaries(st.text(max_size=10), values, max_size=4),
     )
     return st.one_of(
         own,
@@ -101,23 +125,30 @@ class _Checker:
             raise self.fail(f"{what} raised {type(exc).__name__}: {str(exc)[:200]}") from exc
         elapsed = time.perf_counter() - start
         if elapsed > self.budget.call_seconds:
-            raise self.fail(f"{what} took {elapsed:.2f} s; keep every call under "
-                            f"{self.budget.call_seconds:g} s")
+            raise self.fail(
+                f"{what} took {elapsed:.2f} s; keep every call under {self.budget.call_seconds:g} s"
+            )
         return result
 
     def _observation(self, observation: Any, what: str) -> None:
         if not isinstance(observation, str):
-            raise self.fail(f"{what} returned a {type(observation).__name__} observation; "
-                            "observations must be str")
+            raise self.fail(
+                f"{what} returned a {type(observation).__name__} observation; "
+                "observations must be str"
+            )
         if len(observation) > self.budget.max_observation_chars:
-            raise self.fail(f"{what} returned an observation of {len(observation)} characters; "
-                            f"keep observations under {self.budget.max_observation_chars}")
+            raise self.fail(
+                f"{what} returned an observation of {len(observation)} characters; "
+                f"keep observations under {self.budget.max_observation_chars}"
+            )
 
     def reset(self, seed: int) -> None:
         result = self._timed(f"reset(seed={seed})", lambda: self.env.reset(seed=seed))
         if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-            raise self.fail(f"reset(seed={seed}) must return (observation, info dict), "
-                            f"got {type(result).__name__}")
+            raise self.fail(
+                f"reset(seed={seed}) must return (observation, info dict), "
+                f"got {type(result).__name__}"
+            )
         self._observation(result[0], f"reset(seed={seed})")
         self.turn, self.ended = 0, False
 
@@ -133,8 +164,10 @@ class _Checker:
         if not math.isfinite(reward):
             raise self.fail(f"{what} returned reward {reward}; rewards must be finite")
         if not self.low - 1e-9 <= reward <= self.high + 1e-9:
-            raise self.fail(f"{what} returned reward {reward:g}, outside reward_range "
-                            f"({self.low:g}, {self.high:g})")
+            raise self.fail(
+                f"{what} returned reward {reward:g}, outside reward_range "
+                f"({self.low:g}, {self.high:g})"
+            )
         if not isinstance(terminated, bool) or not isinstance(truncated, bool):
             raise self.fail(f"{what} returned terminated/truncated that are not bool")
         if not isinstance(info, dict):
@@ -142,8 +175,10 @@ class _Checker:
         self.turn += 1
         self.ended = terminated or truncated
         if not self.ended and self.turn >= self.env.max_turns:
-            raise self.fail(f"the episode is not over after max_turns={self.env.max_turns} "
-                            "steps; end it (terminated or truncated) by then")
+            raise self.fail(
+                f"the episode is not over after max_turns={self.env.max_turns} "
+                "steps; end it (terminated or truncated) by then"
+            )
 
 
 def probe_episodes(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
@@ -155,7 +190,7 @@ def probe_episodes(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any
         checker.reset(seed)
         solution = checker._timed("solution()", env.solution)
         plan = [a for pair in zip(_ODD_ACTIONS, (solution or []) * 40) for a in pair]
-        plan = (plan + _ODD_ACTIONS * (env.max_turns // len(_ODD_ACTIONS) + 2))
+        plan = plan + _ODD_ACTIONS * (env.max_turns // len(_ODD_ACTIONS) + 2)
         for action in plan[(seed * 3) % 7 :]:
             checker.step(action)
             steps += 1

@@ -82,15 +82,18 @@ class ValidationReport:
     def summary(self) -> str:
         """A human-readable table of every check."""
         verdict = "VALID" if self.passed else "REJECTED"
-        lines = [f"{verdict}: {self.env_name or '(no environment class)'} "
-                 f"[{self.kind or '?'}] budget={self.budget}"]
+        lines = [
+            f"{verdict}: {self.env_name or '(no environment class)'} "
+            f"[{self.kind or '?'}] budget={self.budget}"
+        ]
         for c in self.checks:
             mark = "skip" if c.skipped else ("ok" if c.passed else "FAIL")
             reason = f"  {c.reason}" if c.reason else ""
             lines.append(f"  {mark:<4} {c.name:<16} {c.seconds * 1000:8.1f} ms{reason}")
         total = self.timings.get("total")
         if total is not None:
-            lines.append(f"  total {total:.2f} s (sandbox start-up {self.timings.get('sandbox_start', 0):.2f} s)")
+            waited = self.timings.get("sandbox_start", 0.0)
+            lines.append(f"  total {total:.2f} s (waiting for a sandbox worker {waited:.2f} s)")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

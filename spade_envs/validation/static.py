@@ -81,7 +81,9 @@ def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
             continue
         seen.add(current)
         node = classes[current]
-        found.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        found.update(
+            n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
         stack.extend(_base_name(b) for b in node.bases)
     return found
 
@@ -109,26 +111,36 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
     concrete = [n for n in kinds if n not in used_as_base]
     if not concrete:
         duck = [
-            n for n, node in classes.items()
+            n
+            for n, node in classes.items()
             if n.endswith("Env") and {"reset", "step"} <= _methods(n, classes)
         ]
         if len(duck) == 1:
             concrete, kinds = duck, {duck[0]: "duck"}
         elif len(duck) > 1:
-            return (f"found {len(duck)} duck-typed environment classes ({', '.join(duck)}); "
-                    "define exactly one")
+            return (
+                f"found {len(duck)} duck-typed environment classes ({', '.join(duck)}); "
+                "define exactly one"
+            )
         else:
-            return ("no environment class: define one subclass of spade_envs.TextEnv, ToolEnv "
-                    "or TextGame (or a class named *Env with reset() and step())")
+            return (
+                "no environment class: define one subclass of spade_envs.TextEnv, ToolEnv "
+                "or TextGame (or a class named *Env with reset() and step())"
+            )
     if len(concrete) > 1:
-        return (f"found {len(concrete)} environment classes ({', '.join(sorted(concrete))}); "
-                "put exactly one in the module")
+        return (
+            f"found {len(concrete)} environment classes ({', '.join(sorted(concrete))}); "
+            "put exactly one in the module"
+        )
     name = concrete[0]
     info.env_name, info.kind = name, kinds[name]
     info.max_turns = _class_int(classes[name], "max_turns")
     methods = _methods(name, classes)
-    missing = [" or ".join(options) for options in _REQUIRED[info.kind]
-               if not any(o in methods for o in options)]
+    missing = [
+        " or ".join(options)
+        for options in _REQUIRED[info.kind]
+        if not any(o in methods for o in options)
+    ]
     if info.kind == "tool" and not any(m.startswith("tool_") for m in methods):
         missing.append("at least one tool_<name> method")
     if missing:
@@ -161,8 +173,11 @@ def _import_problems(tree: ast.Module, allowed: frozenset[str], info: StaticInfo
 
 def _input_calls(tree: ast.Module) -> list[int]:
     return [
-        node.lineno for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "input"
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "input"
     ]
 
 
@@ -175,8 +190,15 @@ def static_checks(
     results: list[CheckResult] = []
 
     def record(name: str, start: float, reason: str = "", skipped: bool = False) -> None:
-        results.append(CheckResult(name, passed=not reason and not skipped, reason=reason,
-                                   seconds=time.perf_counter() - start, skipped=skipped))
+        results.append(
+            CheckResult(
+                name,
+                passed=not reason and not skipped,
+                reason=reason,
+                seconds=time.perf_counter() - start,
+                skipped=skipped,
+            )
+        )
 
     start = time.perf_counter()
     try:
@@ -195,11 +217,14 @@ def static_checks(
     class_reason = _env_class(tree, info)
     size_reason = ""
     if len(source) > budget.max_source_chars:
-        size_reason = (f"the source has {len(source)} characters; keep it under "
-                       f"{budget.max_source_chars}")
+        size_reason = (
+            f"the source has {len(source)} characters; keep it under {budget.max_source_chars}"
+        )
     elif info.max_turns is not None and not 1 <= info.max_turns <= budget.max_turns_limit:
-        size_reason = (f"max_turns = {info.max_turns}; use 1 to {budget.max_turns_limit} so "
-                       "episodes stay short enough to play and train on")
+        size_reason = (
+            f"max_turns = {info.max_turns}; use 1 to {budget.max_turns_limit} so "
+            "episodes stay short enough to play and train on"
+        )
     record("size", start, size_reason)
     record("env_class", start, class_reason)
 
@@ -207,14 +232,21 @@ def static_checks(
     problems = _import_problems(tree, allowed, info)
     reason = ""
     if problems:
-        reason = (f"{problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
-                  + "; use only the standard library subset "
-                  f"({', '.join(sorted(m for m in allowed if m != '__future__'))})")
+        reason = (
+            f"{problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+            + "; use only the standard library subset "
+            f"({', '.join(sorted(m for m in allowed if m != '__future__'))})"
+        )
     record("imports", start, reason)
 
     start = time.perf_counter()
     lines = _input_calls(tree)
-    record("no_input", start, f"line {lines[0]}: input() blocks forever; environments get their "
-                              "actions from step()" if lines else "")
+    record(
+        "no_input",
+        start,
+        f"line {lines[0]}: input() blocks forever; environments get their actions from step()"
+        if lines
+        else "",
+    )
     return results, info
-

@@ -118,9 +118,12 @@ class Validator:
         timings = {"static": time.perf_counter() - started, "sandbox_start": 0.0}
         blocked = any(not c.passed and not c.skipped for c in checks)
         if blocked:
-            checks += [CheckResult(n, passed=False, skipped=True,
-                                   reason="skipped: fix the static problems first")
-                       for n in ("load", *DYNAMIC_CHECKS)]
+            checks += [
+                CheckResult(
+                    n, passed=False, skipped=True, reason="skipped: fix the static problems first"
+                )
+                for n in ("load", *DYNAMIC_CHECKS)
+            ]
         else:
             checks += self._dynamic(source, filename, timings)
         timings["total"] = time.perf_counter() - started
@@ -139,8 +142,17 @@ class Validator:
         start = time.perf_counter()
         worker = self.pool.acquire()
         timings["sandbox_start"] += time.perf_counter() - start
-        worker.call("load", timeout=self.config.load_timeout, source=source, filename=filename,
-                    knobs={}, seat=None, opponent="best")
+        # What starting this worker cost, even when a warm pool paid it in the background.
+        timings["worker_start"] = timings.get("worker_start", 0.0) + worker.start_seconds
+        worker.call(
+            "load",
+            timeout=self.config.load_timeout,
+            source=source,
+            filename=filename,
+            knobs={},
+            seat=None,
+            opponent="best",
+        )
         return worker
 
     def _dynamic(self, source: str, filename: str, timings: dict[str, float]) -> list[CheckResult]:
@@ -154,24 +166,31 @@ class Validator:
             worker: Worker | None = self._open(source, filename, timings)
             results.append(CheckResult("load", True, seconds=load_seconds()))
         except SandboxError as exc:
-            results.append(CheckResult("load", False, reason=_load_reason(exc),
-                                       seconds=load_seconds()))
-            return results + [CheckResult(n, False, skipped=True,
-                                          reason="skipped: the environment does not load")
-                              for n in DYNAMIC_CHECKS]
+            results.append(
+                CheckResult("load", False, reason=_load_reason(exc), seconds=load_seconds())
+            )
+            return results + [
+                CheckResult(n, False, skipped=True, reason="skipped: the environment does not load")
+                for n in DYNAMIC_CHECKS
+            ]
         budget = dataclasses.asdict(self.budget)
         for name in DYNAMIC_CHECKS:
             start = time.perf_counter()
             try:
                 if worker is None:
                     worker = self._open(source, filename, timings)
-                answer = worker.call("run_check", timeout=self.budget.check_timeout,
-                                     name=name, budget=budget)
+                answer = worker.call(
+                    "run_check", timeout=self.budget.check_timeout, name=name, budget=budget
+                )
                 result = _result_from(answer, name, time.perf_counter() - start)
             except SandboxError as exc:
                 worker = None  # the worker was killed; the next check gets a fresh one
-                result = CheckResult(name, False, reason=_crash_reason(name, exc, self.budget),
-                                     seconds=time.perf_counter() - start)
+                result = CheckResult(
+                    name,
+                    False,
+                    reason=_crash_reason(name, exc, self.budget),
+                    seconds=time.perf_counter() - start,
+                )
             results.append(result)
         if worker is not None:
             worker.close()
@@ -180,16 +199,25 @@ class Validator:
 
 def _result_from(answer: Any, name: str, seconds: float) -> CheckResult:
     if not isinstance(answer, dict) or answer.get("name") != name:
-        return CheckResult(name, False, reason="the check returned a malformed result", seconds=seconds)
+        return CheckResult(
+            name, False, reason="the check returned a malformed result", seconds=seconds
+        )
     details = answer.get("details") if isinstance(answer.get("details"), dict) else {}
-    return CheckResult(name, bool(answer.get("passed")), reason=str(answer.get("reason", ""))[:600],
-                       seconds=seconds, details=details)
+    return CheckResult(
+        name,
+        bool(answer.get("passed")),
+        reason=str(answer.get("reason", ""))[:600],
+        seconds=seconds,
+        details=details,
+    )
 
 
 def _load_reason(exc: SandboxError) -> str:
     if isinstance(exc, SandboxTimeout):
-        return ("loading the module or constructing the class did not finish in time; "
-                "remove loops that never end from module level and __init__")
+        return (
+            "loading the module or constructing the class did not finish in time; "
+            "remove loops that never end from module level and __init__"
+        )
     if isinstance(exc, EnvCodeError):
         return f"loading failed: {str(exc).removeprefix('load() raised ')[:300]}"
     return f"loading crashed the sandbox: {exc}"
@@ -197,9 +225,11 @@ def _load_reason(exc: SandboxError) -> str:
 
 def _crash_reason(name: str, exc: SandboxError, budget: Budget) -> str:
     if isinstance(exc, SandboxTimeout):
-        return (f"the {name} check did not finish within {budget.check_timeout:g} s: some call "
-                "never returns or is far too slow; keep every call under "
-                f"{budget.call_seconds:g} s")
+        return (
+            f"the {name} check did not finish within {budget.check_timeout:g} s: some call "
+            "never returns or is far too slow; keep every call under "
+            f"{budget.call_seconds:g} s"
+        )
     if isinstance(exc, SandboxCrashed):
         return f"the environment crashed the sandbox during the {name} check: {exc}"
     return f"the {name} check failed in the sandbox: {exc}"
@@ -218,8 +248,9 @@ def _validator(budget: str | Budget) -> Validator:
         return _shared[key]
 
 
-def validate_source(source: str, *, budget: str | Budget = "default",
-                    filename: str = "<env>") -> ValidationReport:
+def validate_source(
+    source: str, *, budget: str | Budget = "default", filename: str = "<env>"
+) -> ValidationReport:
     """Validate one environment module (a shared :class:`Validator` per budget)."""
     return _validator(budget).validate(source, filename=filename)
 
@@ -254,10 +285,14 @@ def validate_many(
     reports: list[ValidationReport | None] = [None] * len(sources)
     if progress is True:
         progress = _print_progress
-    with Validator(budget, pool_size=workers) as validator, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=workers) as executor:
-        futures = {executor.submit(validator.validate, s, filename=f"<env {i}>"): i
-                   for i, s in enumerate(sources)}
+    with (
+        Validator(budget, pool_size=workers) as validator,
+        concurrent.futures.ThreadPoolExecutor(max_workers=workers) as executor,
+    ):
+        futures = {
+            executor.submit(validator.validate, s, filename=f"<env {i}>"): i
+            for i, s in enumerate(sources)
+        }
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             index = futures[future]
             reports[index] = future.result()
@@ -269,5 +304,7 @@ def validate_many(
 def _print_progress(done: int, total: int, report: ValidationReport) -> None:
     verdict = "ok" if report.passed else "rejected"
     end = "\n" if done == total else ""
-    sys.stderr.write(f"\rvalidated {done}/{total} ({report.env_name or '?'}: {verdict})".ljust(70) + end)
+    sys.stderr.write(
+        f"\rvalidated {done}/{total} ({report.env_name or '?'}: {verdict})".ljust(70) + end
+    )
     sys.stderr.flush()
