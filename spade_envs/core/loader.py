@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import sys
 import types
 from pathlib import Path
@@ -17,7 +18,7 @@ from ..error import EnvLoadError
 from .text_env import TextEnv
 from .text_game import TextGame
 
-__all__ = ["find_env_class", "load_env_class", "load_env_file", "is_env_class"]
+__all__ = ["find_env_class", "is_abstract_base", "is_env_class", "load_env_class", "load_env_file"]
 
 _PROTOCOL_BASES = (TextEnv, TextGame)
 
@@ -34,6 +35,20 @@ def is_env_class(obj: object) -> bool:
     )
 
 
+def is_abstract_base(cls: type) -> bool:
+    """Whether ``cls`` is meant only to be extended: an ABC, a ``Base``/``Abstract``/``Mixin``
+    name, or a method of its own that raises ``NotImplementedError``."""
+    name = cls.__name__
+    if inspect.isabstract(cls) or name.startswith(("Base", "Abstract")) or name.endswith(
+        ("Base", "Mixin")
+    ):
+        return True
+    return any(
+        inspect.isfunction(f) and "NotImplementedError" in f.__code__.co_names
+        for f in vars(cls).values()
+    )
+
+
 def find_env_class(module: types.ModuleType) -> type:
     """The one environment class a module defines (imported ones do not count).
 
@@ -45,9 +60,13 @@ def find_env_class(module: types.ModuleType) -> type:
         for obj in vars(module).values()
         if is_env_class(obj) and obj.__module__ == module.__name__
     ]
-    # A class that another environment class of the module extends is an abstract
-    # intermediate base, not a second environment.
-    found = [c for c in found if not any(c is not o and issubclass(o, c) for o in found)]
+    # An abstract intermediate base that another environment class of the module extends
+    # is plumbing, not a second environment; a concrete one that is extended is.
+    found = [
+        c
+        for c in found
+        if not (is_abstract_base(c) and any(c is not o and issubclass(o, c) for o in found))
+    ]
     where = getattr(module, "__file__", None) or module.__name__
     if not found:
         from .duck import duck_env_class, is_duck_env_class

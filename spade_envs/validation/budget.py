@@ -38,7 +38,7 @@ class Budget:
     call_seconds: float = 0.5
     max_observation_chars: int = 8192
     max_turns_limit: int = 200
-    check_timeout: float = 60.0
+    check_timeout: float = 20.0
     max_source_chars: int = 100_000
 
     def to_dict(self) -> dict[str, Any]:
@@ -53,7 +53,7 @@ BUDGETS: dict[str, Budget] = {
         fuzz_steps=25,
         probe_episodes=2,
         determinism_episodes=2,
-        check_timeout=30.0,
+        check_timeout=10.0,
     ),
     "default": Budget(),
     "thorough": Budget(
@@ -63,7 +63,7 @@ BUDGETS: dict[str, Budget] = {
         fuzz_steps=80,
         probe_episodes=12,
         determinism_episodes=10,
-        check_timeout=180.0,
+        check_timeout=120.0,
     ),
 }
 

@@ -44,6 +44,9 @@ _use_prepared_hypothesis_cache()
 Factory = Callable[[], Any]
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # gymnasium colours its warnings
+
+
 class _Fail(Exception):
     """A check's verdict, raised from deep inside it."""
 
@@ -56,14 +59,55 @@ def _short(value: Any, limit: int = 80) -> str:
 def _call(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
+    except _Fail:
+        raise
     except Exception as exc:
         raise _Fail(f"{what} raised {type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
+class _Timed:
+    """Forwards to an env, failing the check as soon as one call is too slow.
+
+    Without it a slow ``step`` would make every check crawl until its wall-clock limit.
+    """
+
+    def __init__(self, env: Any, limit: float):
+        self._env = env
+        self._limit = limit
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def _timed(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        result = fn(*args, **kwargs)
+        elapsed = time.perf_counter() - start
+        if elapsed > self._limit:
+            raise _Fail(f"{what} took {elapsed:.2f} s; keep every call under {self._limit:g} s")
+        return result
+
+    def reset(self, **kwargs: Any) -> Any:
+        return self._timed("reset()", self._env.reset, **kwargs)
+
+    def step(self, action: str) -> Any:
+        return self._timed("step()", self._env.step, action)
+
+    def hint(self) -> Any:
+        return self._timed("hint()", self._env.hint)
+
+    def solution(self) -> Any:
+        return self._timed("solution()", self._env.solution)
+
+
+_CALL_LIMIT = {"seconds": 0.5}
+
+
 def _single(factory: Factory, opponent: str = "best") -> Any:
-    """A fresh single-agent env (games: seat 0 against ``opponent``)."""
+    """A fresh single-agent env (games: seat 0 against ``opponent``), with timed calls."""
     env = factory()
-    return GameSeatEnv(env, seat=0, opponent=opponent) if isinstance(env, TextGame) else env
+    if isinstance(env, TextGame):
+        env = GameSeatEnv(env, seat=0, opponent=opponent)
+    return _Timed(env, _CALL_LIMIT["seconds"])
 
 
 def _top(env: Any) -> float:
@@ -91,7 +135,8 @@ def check_gym_api(factory: Factory, budget: Budget) -> None:
             ) from exc
     if isinstance(env, TextGame):
         return  # api_test warns about text observations by design
-    serious = [str(w.message) for w in caught if "render" not in str(w.message).lower()]
+    messages = [_ANSI.sub("", str(w.message)).strip() for w in caught]
+    serious = [m for m in messages if "render" not in m.lower()]
     if serious:
         raise _Fail(f"check_env warned: {serious[0][:240]}")
 
@@ -247,6 +292,7 @@ def run_check(name: str, factory: Factory, budget: dict[str, Any] | Budget) -> d
     """Run one dynamic check and return its ``CheckResult`` fields as a dict."""
     if not isinstance(budget, Budget):
         budget = Budget(**budget)
+    _CALL_LIMIT["seconds"] = budget.call_seconds
     start = time.perf_counter()
     try:
         details = DYNAMIC_CHECKS[name](factory, budget) or {}

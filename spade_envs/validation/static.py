@@ -88,6 +88,20 @@ def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
     return found
 
 
+def _abstract(node: ast.ClassDef) -> bool:
+    """Same rule as the loader: ABC, a Base/Abstract/Mixin name, or raises NotImplementedError."""
+    if node.name.startswith(("Base", "Abstract")) or node.name.endswith(("Base", "Mixin")):
+        return True
+    if any(_base_name(b) in ("ABC", "ABCMeta") for b in node.bases):
+        return True
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Raise) and inner.exc is not None:
+            target = inner.exc.func if isinstance(inner.exc, ast.Call) else inner.exc
+            if _base_name(target) == "NotImplementedError":
+                return True
+    return False
+
+
 def _class_int(node: ast.ClassDef, attribute: str) -> int | None:
     for statement in node.body:
         targets = []
@@ -106,9 +120,10 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
     """Empty when the module has exactly one usable environment class; else the reason."""
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     kinds = _classify(classes)
-    # Abstract intermediate classes (used as a base by another env class) do not count.
+    # Abstract intermediate bases extended by another env class do not count; a concrete
+    # class that is extended does (two environments in one module).
     used_as_base = {_base_name(b) for n in kinds for b in classes[n].bases}
-    concrete = [n for n in kinds if n not in used_as_base]
+    concrete = [n for n in kinds if n not in used_as_base or not _abstract(classes[n])]
     if not concrete:
         duck = [
             n

@@ -69,6 +69,8 @@ def validation_config(base: SandboxConfig | None = None) -> SandboxConfig:
     cache = hypothesis_cache()
     return dataclasses.replace(
         base,
+        # A module that takes more than a few seconds to import is rejected anyway.
+        load_timeout=min(base.load_timeout, 10.0),
         preload=tuple(dict.fromkeys(base.preload + VALIDATION_PRELOAD)),
         read_only_paths=(*base.read_only_paths, cache),
         extra_env={**base.extra_env, "SPADE_HYPOTHESIS_HOME": cache},

@@ -13,9 +13,21 @@ from spade_envs import TextEnv, answers_match, boxed
 REACTIONS = [
     (("H2", "hydrogen", 2.016, 2), ("O2", "oxygen", 32.00, 1), ("H2O", "water", 18.015, 2)),
     (("N2", "nitrogen", 28.014, 1), ("H2", "hydrogen", 2.016, 3), ("NH3", "ammonia", 17.031, 2)),
-    (("Fe", "iron", 55.845, 4), ("O2", "oxygen", 32.00, 3), ("Fe2O3", "iron(III) oxide", 159.69, 2)),
-    (("Na", "sodium", 22.990, 2), ("Cl2", "chlorine", 70.90, 1), ("NaCl", "sodium chloride", 58.44, 2)),
-    (("Mg", "magnesium", 24.305, 2), ("O2", "oxygen", 32.00, 1), ("MgO", "magnesium oxide", 40.304, 2)),
+    (
+        ("Fe", "iron", 55.845, 4),
+        ("O2", "oxygen", 32.00, 3),
+        ("Fe2O3", "iron(III) oxide", 159.69, 2),
+    ),
+    (
+        ("Na", "sodium", 22.990, 2),
+        ("Cl2", "chlorine", 70.90, 1),
+        ("NaCl", "sodium chloride", 58.44, 2),
+    ),
+    (
+        ("Mg", "magnesium", 24.305, 2),
+        ("O2", "oxygen", 32.00, 1),
+        ("MgO", "magnesium oxide", 40.304, 2),
+    ),
     (("C", "carbon", 12.011, 1), ("O2", "oxygen", 32.00, 1), ("CO2", "carbon dioxide", 44.009, 1)),
 ]
 
@@ -55,9 +67,15 @@ class StoichiometryWorksheet(TextEnv):
         self.answers = [
             ("How many moles of {A} are there?", [round(n_a, 4)]),
             ("How many moles of {B} are there?", [round(n_b, 4)]),
-            ("Which reactant is the limiting reagent? (formula or name)", [limiting[0], limiting[1]]),
+            (
+                "Which reactant is the limiting reagent? (formula or name)",
+                [limiting[0], limiting[1]],
+            ),
             ("What mass of {P} forms, in grams?", [round(extent * p[3] * p[2], 3)]),
-            ("What mass of the excess reagent is left over, in grams?", [round(left * excess[2], 3)]),
+            (
+                "What mass of the excess reagent is left over, in grams?",
+                [round(left * excess[2], 3)],
+            ),
         ]
         self.part = 0
         self.score = 0

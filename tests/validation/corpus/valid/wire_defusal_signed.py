@@ -35,8 +35,7 @@ class WireDefusalSigned(TextEnv):
         count = max(3, min(self.wires, len(COLOURS)))
         self.order = self.rng.sample(COLOURS, count)
         clues = [
-            self.rng.choice(TEMPLATES).format(a=a, b=b)
-            for a, b in zip(self.order, self.order[1:])
+            self.rng.choice(TEMPLATES).format(a=a, b=b) for a, b in zip(self.order, self.order[1:])
         ]
         self.rng.shuffle(clues)
         self.cut: list[str] = []
@@ -65,7 +64,11 @@ class WireDefusalSigned(TextEnv):
             colours = ", ".join(sorted(self.order))
             return f"Write 'cut COLOUR' with one of: {colours}.", 0.0, False
         if colour in self.cut:
-            return f"The {colour} wire is already cut. Cut so far: {', '.join(self.cut)}.", 0.0, False
+            return (
+                f"The {colour} wire is already cut. Cut so far: {', '.join(self.cut)}.",
+                0.0,
+                False,
+            )
         expected = self.order[len(self.cut)]
         if colour != expected:
             return f"BANG. The {colour} wire was not next. The device went off.", -1.0, True

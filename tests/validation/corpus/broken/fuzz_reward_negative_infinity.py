@@ -1,0 +1,57 @@
+# expect: fuzz reward
+"""Move a robot on a grid to a goal; illegal commands get an infinite penalty."""
+
+from __future__ import annotations
+
+import math
+
+from spade_envs import TextEnv, extract_answer
+
+_MOVES = {"north": (0, 1), "south": (0, -1), "east": (1, 0), "west": (-1, 0)}
+
+
+class GridCourier(TextEnv):
+    skill = "planning"
+    description = (
+        "A courier stands on a 6x6 grid and must reach the goal cell. Each turn send one "
+        "command: north, south, east or west. Illegal commands are heavily penalised."
+    )
+    max_turns = 12
+
+    def _reset(self) -> str:
+        self.pos = (self.rng.randint(0, 5), self.rng.randint(0, 5))
+        while True:
+            self.goal = (self.rng.randint(0, 5), self.rng.randint(0, 5))
+            if self.goal != self.pos:
+                break
+        return (
+            f"You are at {self.pos} on a 6x6 grid (x, y from 0 to 5); the goal is at "
+            f"{self.goal}. Send one command per turn: north, south, east or west."
+        )
+
+    def _step(self, action: str):
+        word = extract_answer(action).strip().lower()
+        if word not in _MOVES:
+            return "Unknown command; use north, south, east or west.", 0.0, False, {"illegal": True}
+        dx, dy = _MOVES[word]
+        x, y = self.pos[0] + dx, self.pos[1] + dy
+        if not (0 <= x <= 5 and 0 <= y <= 5):
+            return f"You cannot leave the grid. Still at {self.pos}.", 0.0, False
+        self.pos = (x, y)
+        if self.pos == self.goal:
+            return f"Delivered at {self.goal}!", 1.0, True
+        return f"Now at {self.pos}; the goal is at {self.goal}.", 0.0, False
+
+    def step(self, action: str):
+        observation, reward, terminated, truncated, info = super().step(action)
+        if info.get("illegal"):
+            reward = -math.inf  # never accept an illegal command
+        return observation, reward, terminated, truncated, info
+
+    def hint(self) -> str:
+        dx, dy = self.goal[0] - self.pos[0], self.goal[1] - self.pos[1]
+        return f"The goal is {abs(dx)} steps along x and {abs(dy)} steps along y from you."
+
+    def solution(self) -> list[str]:
+        dx, dy = self.goal[0] - self.pos[0], self.goal[1] - self.pos[1]
+        return (["east"] * dx + ["west"] * -dx) + (["north"] * dy + ["south"] * -dy)

@@ -1,0 +1,41 @@
+# expect: no_input
+"""Hidden number search that asks a human at the terminal when the agent sends nothing."""
+
+from __future__ import annotations
+
+from spade_envs import TextEnv, boxed, extract_answer, parse_number
+
+
+class TerminalGuess(TextEnv):
+    skill = "math"
+    description = (
+        "A whole number from 1 to 50 is hidden. Guess it in \\boxed{}; the reply says "
+        "higher or lower. Six guesses."
+    )
+    max_turns = 6
+
+    def _reset(self) -> str:
+        self.secret = self.rng.randint(1, 50)
+        return "Guess my number from 1 to 50 with \\boxed{n}. You have 6 guesses."
+
+    def _step(self, action: str):
+        if not action.strip():
+            action = input("Your guess: ")  # let a human play from the terminal
+        value = parse_number(extract_answer(action))
+        if value is not None and value == self.secret:
+            return f"Correct, it is {self.secret}.", 1.0, True
+        if value is None:
+            return "That is not a number.", 0.0, False
+        return ("Higher." if value < self.secret else "Lower."), 0.0, False
+
+    def hint(self) -> str:
+        return f"The number is {'even' if self.secret % 2 == 0 else 'odd'}."
+
+    def solution(self) -> list[str]:
+        low, high, guesses = 1, 50, []
+        while True:
+            mid = (low + high) // 2
+            guesses.append(boxed(mid))
+            if mid == self.secret:
+                return guesses
+            low, high = (mid + 1, high) if mid < self.secret else (low, mid - 1)

@@ -1,0 +1,39 @@
+# expect: size
+"""Hidden number search one turn over the limit of 200."""
+
+from __future__ import annotations
+
+from spade_envs import TextEnv, boxed, extract_answer, parse_number
+
+
+class JustOverLimitGuess(TextEnv):
+    skill = "math"
+    description = (
+        "A whole number from 1 to 1000 is hidden. Guess it in \\boxed{}; the reply says "
+        "higher or lower. Up to 201 guesses."
+    )
+    max_turns = 201
+
+    def _reset(self) -> str:
+        self.secret = self.rng.randint(1, 1000)
+        return "Guess my number from 1 to 1000 with \\boxed{n}. You have 201 guesses."
+
+    def _step(self, action: str):
+        value = parse_number(extract_answer(action))
+        if value is not None and value == self.secret:
+            return f"Correct, it is {self.secret}.", 1.0, True
+        if value is None:
+            return "That is not a number.", 0.0, False
+        return ("Higher." if value < self.secret else "Lower."), 0.0, False
+
+    def hint(self) -> str:
+        return f"The number is {'even' if self.secret % 2 == 0 else 'odd'}."
+
+    def solution(self) -> list[str]:
+        low, high, guesses = 1, 1000, []
+        while True:
+            mid = (low + high) // 2
+            guesses.append(boxed(mid))
+            if mid == self.secret:
+                return guesses
+            low, high = (mid + 1, high) if mid < self.secret else (low, mid - 1)

@@ -1,0 +1,49 @@
+"""The labelled corpus: every broken environment is rejected for the right reason, every
+valid one is accepted (see corpus/README.md for the label format)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spade_envs.validation import validate_many
+
+CORPUS = Path(__file__).parent / "corpus"
+BROKEN = sorted((CORPUS / "broken").glob("*.py"))
+VALID = sorted((CORPUS / "valid").glob("*.py"))
+
+
+def label(path: Path) -> list[str]:
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# expect:"), f"{path.name} has no '# expect:' label"
+    return first.removeprefix("# expect:").split()
+
+
+@pytest.fixture(scope="module")
+def reports():
+    paths = BROKEN + VALID
+    results = validate_many([p.read_text(encoding="utf-8") for p in paths], progress=False)
+    return dict(zip(paths, results))
+
+
+def test_corpus_is_big_enough():
+    assert len(BROKEN) >= 40 and len(VALID) >= 15
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_broken_environment_is_rejected_for_the_right_reason(path, reports):
+    check, *words = label(path)
+    report = reports[path]
+    assert not report.passed, f"{path.name} was accepted"
+    failed = {c.name: c.reason for c in report.failures}
+    assert check in failed, f"{path.name}: expected {check} to fail, failures: {failed}"
+    for word in words:
+        assert word.lower() in failed[check].lower(), f"{path.name}: {failed[check]!r}"
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_valid_environment_is_accepted(path, reports):
+    assert label(path) == ["valid"]
+    report = reports[path]
+    assert report.passed, f"{path.name} was rejected:\n{report.feedback()}"
