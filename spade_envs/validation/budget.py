@@ -22,7 +22,8 @@ class Budget:
         probe_episodes: Whole episodes played with a fixed mix of odd actions (catches
             crashes that need many turns, e.g. only on turn 7).
         determinism_episodes: Episodes replayed on a second fresh instance and compared.
-        call_seconds: Longest a single reset/step/hint/solution call may take.
+        call_seconds: Most CPU seconds one reset/step/hint/solution call may use (CPU
+            time, so a busy machine does not fail a fast environment).
         max_observation_chars: Longest observation allowed.
         max_turns_limit: Largest ``max_turns`` an environment may declare.
         check_timeout: Wall-clock limit of one whole check in the sandbox.
