@@ -52,14 +52,16 @@ def hypothesis_cache() -> str:
     directory = root / "spade-envs" / f"hypothesis-{hypothesis.__version__}"
     marker = directory / ".complete"
     if not marker.exists():
-        directory.mkdir(parents=True, exist_ok=True)
-        set_hypothesis_home_dir(directory)
         try:
+            directory.mkdir(parents=True, exist_ok=True)
+            set_hypothesis_home_dir(directory)
             charmap.charmap()
             charmap.intervals_from_codec("utf-8")
+            marker.touch()
+        except OSError:
+            return ""  # unwritable cache location: workers build the tables themselves
         finally:
             set_hypothesis_home_dir(None)
-        marker.touch()
     return str(directory)
 
 
@@ -72,8 +74,8 @@ def validation_config(base: SandboxConfig | None = None) -> SandboxConfig:
         # A module that takes more than a few seconds to import is rejected anyway.
         load_timeout=min(base.load_timeout, 10.0),
         preload=tuple(dict.fromkeys(base.preload + VALIDATION_PRELOAD)),
-        read_only_paths=(*base.read_only_paths, cache),
-        extra_env={**base.extra_env, "SPADE_HYPOTHESIS_HOME": cache},
+        read_only_paths=(*base.read_only_paths, *([cache] if cache else [])),
+        extra_env={**base.extra_env, **({"SPADE_HYPOTHESIS_HOME": cache} if cache else {})},
     )
 
 

@@ -111,3 +111,14 @@ def test_cli_exit_codes_and_json(tmp_path):
 def test_check_result_defaults():
     assert CheckResult("x", True).details == {}
     assert json.loads(ValidationReport(True, [CheckResult("x", True)]).to_json())["passed"]
+
+
+def test_unwritable_cache_location_still_validates(monkeypatch, tmp_path):
+    from spade_envs.validation import Validator, validator
+
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # mkdir fails, even for root
+    assert validator.hypothesis_cache() == ""
+    with Validator("fast", pool_size=0) as v:
+        assert v.validate(seed_source("NumberGuess")).passed
