@@ -39,8 +39,10 @@ def is_abstract_base(cls: type) -> bool:
     """Whether ``cls`` is meant only to be extended: an ABC, a ``Base``/``Abstract``/``Mixin``
     name, or a method of its own that raises ``NotImplementedError``."""
     name = cls.__name__
-    if inspect.isabstract(cls) or name.startswith(("Base", "Abstract")) or name.endswith(
-        ("Base", "Mixin")
+    if (
+        inspect.isabstract(cls)
+        or name.startswith(("Base", "Abstract"))
+        or name.endswith(("Base", "Mixin"))
     ):
         return True
     return any(

@@ -42,21 +42,21 @@ import gymnasium as gym
 
 from ..error import EnvContractError
 from .metadata import apply_knobs
-from .spaces import DEFAULT_ACTION_LENGTH, DEFAULT_OBSERVATION_LENGTH, UnicodeText
+from .spaces import DEFAULT_ACTION_LENGTH, UnicodeText
 
-__all__ = ["TextEnv", "StepResult", "clip_text"]
+__all__ = ["TextEnv", "StepResult", "clip_text", "TRUNCATION_MARK"]
 
 #: What :meth:`TextEnv._step` returns: ``(observation, reward, terminated)`` or with an info dict.
 StepResult = tuple  # (str, float, bool) | (str, float, bool, dict)
 
-_TRUNCATION_MARK = "\n[... observation truncated ...]"
+TRUNCATION_MARK = "\n[... observation truncated ...]"
 
 
 def clip_text(text: str, limit: int) -> str:
     """Cut ``text`` to at most ``limit`` characters, marking the cut."""
     if len(text) <= limit:
         return text
-    return text[: max(0, limit - len(_TRUNCATION_MARK))] + _TRUNCATION_MARK
+    return text[: max(0, limit - len(TRUNCATION_MARK))] + TRUNCATION_MARK
 
 
 class TextEnv(gym.Env[str, str]):
@@ -84,8 +84,9 @@ class TextEnv(gym.Env[str, str]):
     knobs: ClassVar[dict[str, Any]] = {}
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
 
-    #: Longest observation the environment may return; longer ones are clipped.
-    max_observation_length: ClassVar[int] = DEFAULT_OBSERVATION_LENGTH
+    #: Longest observation the environment may return; longer ones are clipped (and the
+    #: validator rejects an environment whose observations get clipped).
+    max_observation_length: ClassVar[int] = 8192
 
     def __init__(self, render_mode: str | None = None, **knobs: Any):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -135,6 +136,11 @@ class TextEnv(gym.Env[str, str]):
         self.episode_return = 0.0
         self._ended = None
         self.options = dict(options or {})
+        if type(self)._reset is TextEnv._reset and type(self).reset is not TextEnv.reset:
+            # A subclass that overrides reset() itself calls super().reset(seed=seed) for
+            # the seeding and bookkeeping above, as with gymnasium.Env; it makes its own
+            # first observation.
+            return "", self._reset_info()
         observation = self._reset()
         if not isinstance(observation, str):
             raise EnvContractError(

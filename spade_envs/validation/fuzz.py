@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core.text_env import TRUNCATION_MARK
 from .budget import Budget
 
 __all__ = ["FuzzFailure", "ProbeFailure", "action_strategy", "fuzz_env", "probe_episodes"]
@@ -136,6 +137,12 @@ class _Checker:
             raise self.fail(
                 f"{what} returned a {type(observation).__name__} observation; "
                 "observations must be str"
+            )
+        if observation.endswith(TRUNCATION_MARK):
+            raise self.fail(
+                f"{what} returned an observation so long that it was clipped; "
+                f"keep observations under {self.budget.max_observation_chars} "
+                "characters"
             )
         if len(observation) > self.budget.max_observation_chars:
             raise self.fail(

@@ -182,3 +182,23 @@ def test_vector_env_steps_text_envs():
     observations, rewards, *_ = envs.step(("\\boxed{1}", "\\boxed{2}", "\\boxed{3}"))
     assert len(rewards) == 3
     envs.close()
+
+
+def test_overriding_reset_with_super_reset_for_seeding():
+    class Direct(TextEnv):
+        max_turns = 2
+
+        def reset(self, *, seed=None, options=None):
+            super().reset(seed=seed)
+            self.secret = self.rng.randint(1, 1000)
+            return f"secret drawn ({self.turn})", {}
+
+        def _step(self, action):
+            return "ok", 0.0, False
+
+    env = Direct()
+    first = env.reset(seed=4)
+    secret = env.secret
+    assert first == ("secret drawn (0)", {})
+    env.reset(seed=4)
+    assert env.secret == secret

@@ -1,5 +1,5 @@
 # expect: fuzz
-"""Guess a hidden number; every wrong guess costs a little reward (returned from _step)."""
+"""Guess a hidden number; guesses outside the range get a negative reward from _step."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ class FrugalGuess(TextEnv):
     skill = "math"
     description = (
         "A whole number from 1 to 50 is hidden. Guess it in \\boxed{}; the reply says "
-        "higher or lower. Each wrong guess costs a small step penalty."
+        "higher or lower. Guesses outside 1-50 are penalised."
     )
     max_turns = 7
-    step_cost = 0.05
+    out_of_range_penalty = 0.5
 
     def _reset(self) -> str:
         self.secret = self.rng.randint(1, 50)
@@ -21,11 +21,13 @@ class FrugalGuess(TextEnv):
 
     def _step(self, action: str):
         value = parse_number(extract_answer(action))
-        if value is not None and value == self.secret:
-            return f"Correct, it is {self.secret}.", 1.0, True
         if value is None:
-            return "That is not a number.", -self.step_cost, False
-        return ("Higher." if value < self.secret else "Lower."), -self.step_cost, False
+            return "That is not a number.", 0.0, False
+        if not 1 <= value <= 50:
+            return "Out of range: the number is from 1 to 50.", -self.out_of_range_penalty, False
+        if value == self.secret:
+            return f"Correct, it is {self.secret}.", 1.0, True
+        return ("Higher." if value < self.secret else "Lower."), 0.0, False
 
     def hint(self) -> str:
         return f"The number is {'even' if self.secret % 2 == 0 else 'odd'}."

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import ast
+import re
 from fractions import Fraction
 
 from spade_envs import TextEnv, extract_answer
@@ -13,31 +13,65 @@ _PUZZLES = [
     ((3, 3, 8, 8), "8 / (3 - 8 / 3)"), ((2, 3, 4, 6), "6 * 4 * (3 - 2)"),
     ((1, 2, 3, 4), "1 * 2 * 3 * 4"), ((2, 2, 6, 6), "6 * 2 + 6 * 2"),
 ]
+_TOKEN = re.compile(r"\s*(\d+|[-+*/()])")
 
 
-def _value(node: ast.AST) -> Fraction:
-    if isinstance(node, ast.Expression):
-        return _value(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return Fraction(node.value)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-        left, right = _value(node.left), _value(node.right)
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        if right == 0:
-            raise ValueError("division by zero")
-        return left / right
-    raise ValueError("only + - * / and whole numbers are allowed")
+def _tokens(text: str) -> list[str]:
+    tokens, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match:
+            raise ValueError("unexpected character")
+        tokens.append(match.group(1))
+        pos = match.end()
+    return tokens
 
 
-def _numbers(node: ast.AST) -> list[int]:
-    return sorted(
-        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and type(n.value) is int
-    )
+def _evaluate(tokens: list[str]) -> tuple[Fraction, list[int]]:
+    """Recursive descent over + - * / and parentheses; returns (value, numbers used)."""
+    pos, used = 0, []
+
+    def atom() -> Fraction:
+        nonlocal pos
+        if pos < len(tokens) and tokens[pos] == "(":
+            pos += 1
+            value = expr()
+            if pos >= len(tokens) or tokens[pos] != ")":
+                raise ValueError("missing )")
+            pos += 1
+            return value
+        if pos < len(tokens) and tokens[pos].isdigit():
+            used.append(int(tokens[pos]))
+            pos += 1
+            return Fraction(used[-1])
+        raise ValueError("expected a number")
+
+    def term() -> Fraction:
+        nonlocal pos
+        value = atom()
+        while pos < len(tokens) and tokens[pos] in "*/":
+            op = tokens[pos]
+            pos += 1
+            right = atom()
+            if op == "/" and right == 0:
+                raise ValueError("division by zero")
+            value = value * right if op == "*" else value / right
+        return value
+
+    def expr() -> Fraction:
+        nonlocal pos
+        value = term()
+        while pos < len(tokens) and tokens[pos] in "+-":
+            op = tokens[pos]
+            pos += 1
+            value = value + term() if op == "+" else value - term()
+        return value
+
+    value = expr()
+    if pos != len(tokens):
+        raise ValueError("trailing input")
+    return value, sorted(used)
 
 
 class MakeTwentyFour(TextEnv):
@@ -53,14 +87,14 @@ class MakeTwentyFour(TextEnv):
         return f"Numbers: {', '.join(map(str, self.numbers))}. Make 24; reply \\boxed{{expression}}."
 
     def _step(self, action: str):
-        text = extract_answer(action)[:200]
+        text = extract_answer(action)[:80]
         left = self.max_turns - self.turn
         try:
-            code = compile(text, "<answer>", "eval", ast.PyCF_ONLY_AST)
-            ok = _numbers(code) == sorted(self.numbers) and _value(code) == 24
-        except (SyntaxError, ValueError, RecursionError):
+            compile(text, "<answer>", "eval")  # quick syntax check before evaluating
+            value, used = _evaluate(_tokens(text))
+        except (SyntaxError, ValueError):
             return f"That is not a valid expression. Attempts left: {left}.", 0.0, left == 0
-        if ok:
+        if used == sorted(self.numbers) and value == 24:
             return "24! Well done.", 1.0, True
         return f"That does not make 24 with these numbers. Attempts left: {left}.", 0.0, left == 0
 

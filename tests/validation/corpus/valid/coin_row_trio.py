@@ -16,6 +16,12 @@ from functools import lru_cache
 from spade_envs import IllegalMove, TextGame
 
 MOVES = ("take left", "take right")
+# Verified eight-coin starts, used if 30 random rows in a row fail the tests below
+# (rare; it keeps every reset fast).
+FALLBACK_ROWS = (
+    (9, 9, 6, 4, 8, 9, 8, 9), (2, 3, 4, 8, 6, 2, 1, 7), (3, 2, 1, 3, 7, 1, 1, 9),
+    (9, 6, 4, 9, 8, 5, 7, 7), (9, 1, 7, 8, 4, 4, 9, 4), (5, 6, 4, 2, 1, 2, 2, 5),
+)
 
 
 @lru_cache(maxsize=64)
@@ -74,8 +80,13 @@ class CoinRowTrio(TextGame):
 
     def _reset(self) -> None:
         count = max(5, min(self.coins, 10))
+        tries = 0
         while True:
-            self.row = tuple(self.rng.randint(1, 9) for _ in range(count))
+            tries += 1
+            if tries > 30 and count == 8:
+                self.row = self.rng.choice(FALLBACK_ROWS)
+            else:
+                self.row = tuple(self.rng.randint(1, 9) for _ in range(count))
             self.left, self.right = 0, count - 1
             self.totals = {a: 0 for a in self.possible_agents}
             self.seat = 0
@@ -124,6 +135,8 @@ class CoinRowTrio(TextGame):
         row = " ".join(str(c) for c in self.row[self.left : self.right + 1]) or "(empty)"
         purses = ", ".join(f"{a}: {t}" for a, t in self.totals.items())
         turn = "your move" if agent == self.agent_selection else f"{self.agent_selection} to move"
+        if self.left > self.right:
+            turn = "the row is empty: game over"
         return (
             f"Coin row (left to right): {row}\nPurses: {purses}\nYou are {agent} ({turn}). "
             "Take the coin at either end with \\boxed{take left} or \\boxed{take right}. "
