@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import click
@@ -120,7 +121,7 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
     sources = []
     for path in files:
         try:
-            sources.append(open(path, encoding="utf-8").read())
+            sources.append(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise click.UsageError(f"Cannot read {path}: {exc}") from exc
     reports = validate_many(sources, budget=budget, progress=len(files) > 1 and not as_json)

@@ -100,7 +100,7 @@ class Validator:
     ):
         self.budget = get_budget(budget)
         self.config = validation_config(config)
-        size = os.cpu_count() or 1 if pool_size is None else pool_size
+        size = (os.cpu_count() or 1) if pool_size is None else pool_size
         self.pool = WorkerPool(self.config, size=size)
         self.allowed_modules = None if allowed_modules is None else frozenset(allowed_modules)
 

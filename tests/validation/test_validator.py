@@ -122,3 +122,12 @@ def test_unwritable_cache_location_still_validates(monkeypatch, tmp_path):
     assert validator.hypothesis_cache() == ""
     with Validator("fast", pool_size=0) as v:
         assert v.validate(seed_source("NumberGuess")).passed
+
+
+def test_pool_size_is_honoured():
+    from spade_envs.validation import Validator
+
+    with Validator("fast", pool_size=0) as v:
+        assert v.pool.size == 0
+    with Validator("fast", pool_size=3) as v:
+        assert v.pool.size == 3
