@@ -36,6 +36,8 @@ class SandboxConfig:
         max_processes: Most processes the worker's user may have (RLIMIT_NPROC,
             effective once the uid is dropped).
         tmp_size_mb: Size of the worker's private ``/tmp``.
+        start_timeout: Wall-clock seconds a worker may take to start (generous: a busy
+            machine can slow Python's start-up a lot, and that is not the code's fault).
         load_timeout: Wall-clock seconds for loading a module and building the env.
         call_timeout: Wall-clock seconds for any other call (reset, step, ...).
         max_message_bytes: Largest answer the worker may send (bounds observations
@@ -60,6 +62,7 @@ class SandboxConfig:
     open_files: int = 64
     max_processes: int = 64
     tmp_size_mb: int = 32
+    start_timeout: float = 60.0
     load_timeout: float = 20.0
     call_timeout: float = 10.0
     max_message_bytes: int = 4_000_000
@@ -82,7 +85,7 @@ class SandboxConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise SpadeError(f"SandboxConfig.{name} must be a positive int, got {value!r}.")
-        for name in ("load_timeout", "call_timeout"):
+        for name in ("start_timeout", "load_timeout", "call_timeout"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 raise SpadeError(f"SandboxConfig.{name} must be positive seconds, got {value!r}.")

@@ -74,7 +74,9 @@ class Worker:
         self._channel = Channel(self._process.stdout.fileno(), self._process.stdin.fileno())
         try:
             hello = self._channel.receive(
-                deadline=started + self.config.load_timeout, max_bytes=65536, what="worker start-up"
+                deadline=started + self.config.start_timeout,
+                max_bytes=65536,
+                what="worker start-up",
             )
         except SandboxError as exc:
             self.kill()

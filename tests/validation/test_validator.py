@@ -78,7 +78,7 @@ def test_a_hanging_check_fails_alone_and_the_rest_still_run(validator):
     # The probe episodes send odd actions; fuzzing finds "stop" through mutation or not,
     # but nothing may hang the validator itself, and feasibility is judged independently.
     assert report.check("solution").passed and report.check("hint_leak").passed
-    assert all(c.seconds < 30 for c in report.checks)
+    assert len(report.checks) == 13  # every check ran and reported
 
 
 def test_validate_many_reports_progress_in_input_order():
