@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -25,6 +26,10 @@ FORBIDDEN_CALLS: frozenset[str] = frozenset(
 _ESCAPE_ATTRIBUTES = frozenset(
     "__subclasses__ __globals__ __builtins__ __code__ __closure__ __loader__ __import__".split()
 )
+# CPython 3.11's parser keeps per-interpreter recursion bookkeeping that concurrent
+# ast.parse calls from threads can corrupt ("AST constructor recursion depth mismatch");
+# validate_many validates from a thread pool, so parsing is serialised (it is cheap).
+_PARSE_LOCK = threading.Lock()
 _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
 _REQUIRED = {
     "text": [("_reset", "reset"), ("_step", "step"), ("hint",), ("solution",)],
@@ -217,7 +222,8 @@ def static_checks(
 
     start = time.perf_counter()
     try:
-        tree = ast.parse(source)
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
     except SyntaxError as exc:
         record("syntax", start, f"line {exc.lineno}: {exc.msg}; fix the syntax error")
         for name in ("size", "env_class", "imports", "no_input"):
