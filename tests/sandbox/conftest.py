@@ -58,6 +58,22 @@ def env_source(
     )
 
 
+#: At most 50 forks, each child exiting at once: bounded even if every layer failed.
+BOUNDED_FORK_LOOP = """
+made = 0
+for _ in range(50):
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        return f"{type(exc).__name__} after {made}", 0.0, False
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    made += 1
+return f"forked {made}", 0.0, False
+"""
+
+
 @pytest.fixture(scope="module")
 def pool():
     with WorkerPool(TIGHT, size=2) as p:

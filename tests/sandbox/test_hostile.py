@@ -22,7 +22,13 @@ from spade_envs.error import (
 )
 from spade_envs.sandbox import open_env, open_seed
 
-from .conftest import env_source, requires_bwrap, requires_root, requires_seccomp
+from .conftest import (
+    BOUNDED_FORK_LOOP,
+    env_source,
+    requires_bwrap,
+    requires_root,
+    requires_seccomp,
+)
 
 
 def opened(pool, **hooks):
@@ -87,22 +93,7 @@ def test_memory_bomb_is_stopped(pool):
 
 @requires_seccomp
 def test_bounded_fork_loop_is_denied(pool):
-    result = step_result(
-        pool,
-        """
-        made = 0
-        for _ in range(50):
-            try:
-                pid = os.fork()
-            except OSError as exc:
-                return f"fork failed: {type(exc).__name__} after {made}", 0.0, False
-            if pid == 0:
-                os._exit(0)
-            made += 1
-        return f"forked {made}", 0.0, False
-    """,
-    )
-    assert result == "fork failed: PermissionError after 0"
+    assert step_result(pool, BOUNDED_FORK_LOOP) == "PermissionError after 0"
 
 
 @requires_seccomp

@@ -18,7 +18,14 @@ import pytest
 from spade_envs.error import SandboxCrashed, SandboxTimeout
 from spade_envs.sandbox import SandboxConfig, SandboxWarning, WorkerPool, isolation, open_env
 
-from .conftest import TIGHT, env_source, requires_bwrap, requires_root, requires_seccomp
+from .conftest import (
+    BOUNDED_FORK_LOOP,
+    TIGHT,
+    env_source,
+    requires_bwrap,
+    requires_root,
+    requires_seccomp,
+)
 
 NOTHING = dataclasses.replace(TIGHT, bubblewrap=False, drop_uid=False, seccomp=False, rlimits=False)
 
@@ -77,23 +84,7 @@ def test_seccomp_alone_denies_fork_exec_and_sockets():
 @requires_root
 def test_rlimit_nproc_stops_a_bounded_fork_loop_once_the_uid_is_dropped():
     config = dataclasses.replace(NOTHING, drop_uid=True, rlimits=True, max_processes=1)
-    result = run_step(
-        config,
-        """
-        made = 0
-        for _ in range(50):
-            try:
-                pid = os.fork()
-            except OSError as exc:
-                return f"{type(exc).__name__} after {made}", 0.0, False
-            if pid == 0:
-                os._exit(0)
-            os.waitpid(pid, 0)
-            made += 1
-        return f"forked {made}", 0.0, False
-    """,
-    )
-    assert result == "BlockingIOError after 0"
+    assert run_step(config, BOUNDED_FORK_LOOP) == "BlockingIOError after 0"
 
 
 def test_rlimits_alone_memory_files_and_open_files():
