@@ -46,6 +46,8 @@ class StaticInfo:
     env_name: str = ""
     kind: str = ""
     max_turns: int | None = None
+    skill: str = ""
+    description: str = ""
     imports: list[str] = field(default_factory=list)
 
 
@@ -108,6 +110,12 @@ def _abstract(node: ast.ClassDef) -> bool:
 
 
 def _class_int(node: ast.ClassDef, attribute: str) -> int | None:
+    value = _class_constant(node, attribute)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _class_constant(node: ast.ClassDef, attribute: str) -> object:
+    """The literal value of a class attribute (None when absent or not a literal)."""
     for statement in node.body:
         targets = []
         if isinstance(statement, ast.Assign):
@@ -116,7 +124,7 @@ def _class_int(node: ast.ClassDef, attribute: str) -> int | None:
             targets, value = [statement.target], statement.value
         for target in targets:
             if isinstance(target, ast.Name) and target.id == attribute:
-                if isinstance(value, ast.Constant) and isinstance(value.value, int):
+                if isinstance(value, ast.Constant):
                     return value.value
     return None
 
@@ -155,6 +163,10 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
     name = concrete[0]
     info.env_name, info.kind = name, kinds[name]
     info.max_turns = _class_int(classes[name], "max_turns")
+    for attribute in ("skill", "description"):
+        value = _class_constant(classes[name], attribute)
+        if isinstance(value, str):
+            setattr(info, attribute, " ".join(value.split()))
     methods = _methods(name, classes)
     missing = [
         " or ".join(options)

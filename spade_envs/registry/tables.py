@@ -1,0 +1,120 @@
+"""The SQL schema (SQLModel). These rows never leave ``spade_envs.registry``.
+
+Schema version 1. Later versions must upgrade an existing database in place
+(see ``store.SCHEMA_VERSION``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Column, LargeBinary, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+__all__ = [
+    "DocumentRow",
+    "EmbeddingRow",
+    "EnvironmentRow",
+    "PlayStatsRow",
+    "RunRow",
+    "SchemaRow",
+    "ValidationRow",
+]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class SchemaRow(SQLModel, table=True):
+    __tablename__ = "spade_schema"
+    id: int = Field(default=1, primary_key=True)
+    version: int
+
+
+class DocumentRow(SQLModel, table=True):
+    """A grounding document an environment was written from."""
+
+    __tablename__ = "documents"
+    id: int | None = Field(default=None, primary_key=True)
+    sha256: str = Field(index=True, unique=True, max_length=64)
+    source: str = Field(default="", max_length=512)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: dt.datetime = Field(default_factory=_now)
+
+
+class RunRow(SQLModel, table=True):
+    """A self-play or generation run."""
+
+    __tablename__ = "runs"
+    id: str = Field(primary_key=True, max_length=64)
+    kind: str = Field(default="", max_length=32)
+    config_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    started_at: dt.datetime = Field(default_factory=_now)
+    finished_at: dt.datetime | None = None
+
+
+class EnvironmentRow(SQLModel, table=True):
+    """One immutable environment version."""
+
+    __tablename__ = "environments"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_environment_version"),)
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, max_length=64)
+    version: int
+    sha256: str = Field(index=True, unique=True, max_length=64)
+    source: str = Field(sa_column=Column(Text, nullable=False))
+    class_name: str = Field(max_length=128)
+    kind: str = Field(index=True, max_length=16)
+    skill: str = Field(default="", index=True, max_length=64)
+    description: str = Field(default="", sa_column=Column(Text, nullable=False))
+    max_turns: int = 1
+    origin: str = Field(index=True, max_length=16)
+    status: str = Field(index=True, max_length=16)
+    parents_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    document_id: int | None = Field(default=None, foreign_key="documents.id")
+    model: str = Field(default="", max_length=256)
+    run_id: str | None = Field(default=None, foreign_key="runs.id", max_length=64)
+    created_at: dt.datetime = Field(default_factory=_now, index=True)
+
+
+class ValidationRow(SQLModel, table=True):
+    """A validation report of one environment version."""
+
+    __tablename__ = "validation_reports"
+    id: int | None = Field(default=None, primary_key=True)
+    environment_id: int = Field(foreign_key="environments.id", index=True)
+    passed: bool
+    budget: str = Field(default="", max_length=16)
+    validator_version: str = Field(default="", max_length=16)
+    report_json: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: dt.datetime = Field(default_factory=_now)
+
+
+class PlayStatsRow(SQLModel, table=True):
+    """How a policy checkpoint does on an environment, with and without the hint."""
+
+    __tablename__ = "play_stats"
+    __table_args__ = (UniqueConstraint("environment_id", "checkpoint", name="uq_play_stats"),)
+    id: int | None = Field(default=None, primary_key=True)
+    environment_id: int = Field(foreign_key="environments.id", index=True)
+    checkpoint: str = Field(max_length=256)
+    plays_with_hint: int = 0
+    plays_without_hint: int = 0
+    mean_return_with_hint: float = 0.0
+    mean_return_without_hint: float = 0.0
+    win_rate: float = 0.0
+    regret: float = Field(default=0.0, index=True)
+    updated_at: dt.datetime = Field(default_factory=_now)
+
+
+class EmbeddingRow(SQLModel, table=True):
+    """An embedding of an environment by one embedder model (float32 bytes)."""
+
+    __tablename__ = "embeddings"
+    __table_args__ = (UniqueConstraint("environment_id", "model", name="uq_embedding"),)
+    id: int | None = Field(default=None, primary_key=True)
+    environment_id: int = Field(foreign_key="environments.id", index=True)
+    model: str = Field(max_length=256)
+    dim: int
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

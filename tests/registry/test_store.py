@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from spade_envs import describe, seed_class
+from spade_envs.error import SpadeError, UnknownEnvironmentError
+from spade_envs.registry import Registry, env_id, parse_env_id
+from spade_envs.seeds import seed_source
+
+
+def meta(name="NumberGuess"):
+    return describe(seed_class(name))
+
+
+def test_ids_round_trip_and_reject_bad_ones():
+    assert parse_env_id(env_id("NumberGuess", 3)) == ("NumberGuess", 3)
+    for bad in ("NumberGuess-v1", "spade/NumberGuess-v0", "spade/Number Guess-v1", "gym/X-v1"):
+        with pytest.raises(SpadeError, match="is not an environment ID"):
+            parse_env_id(bad)
+    with pytest.raises(SpadeError, match="cannot be an environment name"):
+        env_id("lowercase", 1)
+
+
+def test_versions_are_immutable_and_identical_code_is_a_no_op(registry_url):
+    registry = Registry(registry_url)
+    source = seed_source("NumberGuess")
+    first = registry.register(source, meta(), status="validated")
+    assert first.id == "spade/NumberGuess-v1" and first.status == "validated"
+    assert registry.register(source, meta()) == first
+    changed = source + "\n# a comment changes the code\n"
+    second = registry.register(changed, meta())
+    assert second.id == "spade/NumberGuess-v2" and second.source == changed
+    assert registry.get("spade/NumberGuess-v1").source == source
+    assert registry.versions("NumberGuess") == ["spade/NumberGuess-v1", "spade/NumberGuess-v2"]
+    assert registry.count() == 2
+    registry.close()
+
+
+def test_unknown_ids_name_what_exists(registry_url):
+    registry = Registry(registry_url)
+    registry.register(seed_source("NumberGuess"), meta())
+    with pytest.raises(
+        UnknownEnvironmentError, match=r"NumberGuess-v7.*Did you mean 'spade/NumberGuess-v1'"
+    ):
+        registry.get("spade/NumberGuess-v7")
+    with pytest.raises(UnknownEnvironmentError, match="Did you mean 'NumberGuess'"):
+        registry.get("spade/NumberGues-v1")
+    registry.close()
+
+
+def test_list_filters_and_retire(registry_url):
+    registry = Registry(registry_url)
+    for name in ("NumberGuess", "Mastermind", "Nim"):
+        registry.register(seed_source(name), dataclasses.replace(meta(name), origin="seed"))
+    assert {r.name for r in registry.list(skill="math")} == {"NumberGuess", "Nim"}
+    assert [r.name for r in registry.list(kind="game")] == ["Nim"]
+    retired = registry.retire("spade/Nim-v1")
+    assert retired.status == "retired"
+    assert [r.name for r in registry.list(status="retired")] == ["Nim"]
+    with pytest.raises(SpadeError, match="status must be one of"):
+        registry.set_status("spade/Nim-v1", "deleted")
+    registry.close()
+
+
+def test_schema_from_a_newer_version_is_refused(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    Registry(url).close()
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        conn.execute("UPDATE spade_schema SET version = 99")
+    with pytest.raises(SpadeError, match="schema version 99, newer than"):
+        Registry(url)
+
+
+def test_corrupt_database_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(SpadeError, match="not a usable database"):
+        Registry(f"sqlite:///{path}")
+    assert path.read_bytes().startswith(b"this is not a database")  # nothing overwritten
+
+
+def test_unreachable_postgres_is_a_clear_error():
+    with pytest.raises(SpadeError, match="Cannot open the registry"):
+        Registry("postgresql+psycopg://postgres@127.0.0.1:1/nowhere?connect_timeout=2")
