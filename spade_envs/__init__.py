@@ -39,6 +39,17 @@ from .seeds import seed_class, seed_names
 
 __version__ = "0.1.0"
 
+
+def _install_gym_ids() -> None:
+    # gym.make("spade/<Name>-v<N>") resolves through the registry; SQLAlchemy loads only
+    # when such an ID is first made.
+    from .registry.gym_ids import install
+
+    install()
+
+
+_install_gym_ids()
+
 __all__ = [
     "TextEnv",
     "ToolEnv",

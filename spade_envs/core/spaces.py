@@ -12,6 +12,7 @@ non-Latin scripts, emoji and control characters.
 from __future__ import annotations
 
 import string
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -99,3 +100,67 @@ class TextObservation(str):
 
     __slots__ = ()
     dtype = np.dtype(str)
+
+
+# ----- shared memory for AsyncVectorEnv -------------------------------------------------------
+# Gymnasium stores Text observations in shared memory as indices into the space's charset,
+# which would turn any other character into nothing. UnicodeText stores the length and the
+# code points instead (int32 each, max_length + 1 slots per environment).
+class _SharedTexts(Sequence):
+    """A live view of strings in shared memory, like the numpy views Gymnasium expects.
+
+    ``AsyncVectorEnv`` reads its shared buffer once and deep-copies that object at every
+    step; a tuple of ``str`` would freeze the first observations forever, so this view
+    decodes the buffer when read and becomes a plain tuple when copied.
+    """
+
+    def __init__(self, rows: np.ndarray):
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        row = self._rows[index]
+        return row[1 : 1 + int(row[0])].astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+    def __deepcopy__(self, memo: dict) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __copy__(self) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+def _register_shared_memory() -> None:
+    from gymnasium.vector.utils import shared_memory as sm
+
+    @sm.create_shared_memory.register(UnicodeText)
+    def _create(space: UnicodeText, n: int = 1, ctx: Any = None) -> Any:
+        import multiprocessing
+
+        ctx = ctx or multiprocessing
+        return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
+
+    @sm.read_from_shared_memory.register(UnicodeText)
+    def _read(space: UnicodeText, shared_memory: Any, n: int = 1) -> _SharedTexts:
+        rows = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(
+            (n, space.max_length + 1)
+        )
+        return _SharedTexts(rows)
+
+    @sm.write_to_shared_memory.register(UnicodeText)
+    def _write(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
+        size = space.max_length + 1
+        codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        codes = codes[: space.max_length]
+        destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
+        destination[index * size] = len(codes)
+        destination[index * size + 1 : index * size + 1 + len(codes)] = codes.astype(np.int32)
+
+
+_register_shared_memory()

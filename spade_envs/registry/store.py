@@ -266,6 +266,15 @@ class Registry:
             ).all()
         return [env_id(name, v) for v in sorted(found)]
 
+    def names(self) -> list[str]:
+        """Every registered environment name, sorted."""
+        from sqlmodel import Session, select
+
+        from .tables import EnvironmentRow
+
+        with Session(self.engine) as session:
+            return sorted(session.exec(select(EnvironmentRow.name).distinct()).all())
+
     def list(
         self,
         *,

@@ -43,3 +43,16 @@ def test_batch_space_for_vector_envs():
 def test_text_observation_is_a_str_with_dtype():
     obs = TextObservation("hi")
     assert obs == "hi" and isinstance(obs, str) and obs.dtype == np.dtype(str)
+
+
+def test_async_vector_env_carries_any_unicode_through_shared_memory():
+    from tests.core.test_text_env import Counter
+
+    vec = gym.vector.AsyncVectorEnv([lambda: Counter(upper=3) for _ in range(2)])
+    try:
+        observations, _ = vec.reset(seed=0)
+        assert observations == ("Guess 1..3", "Guess 1..3")
+        observations, *_ = vec.step(("\\boxed{9}", "ü漢😀"))
+        assert observations == ("no", "no") and isinstance(observations, tuple)
+    finally:
+        vec.close()

@@ -98,6 +98,7 @@ def test_async_vector_env_builds_sandboxed_envs_in_its_workers():
         observations, _ = vec.reset(seed=3)
         _, rewards, *_ = vec.step(("\\boxed{50}", "\\boxed{50}"))
         assert len(observations) == 2 and len(rewards) == 2
+        assert all(o.startswith("I am thinking of a whole number") for o in observations)
     finally:
         vec.close()
 
