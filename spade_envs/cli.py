@@ -133,6 +133,159 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
     sys.exit(0 if all(r.passed for r in reports) else 1)
 
 
+def _registry() -> Any:
+    from .registry import Registry
+
+    return Registry()
+
+
+@main.command("list")
+@click.option("--skill", help="Only this skill.")
+@click.option("--kind", type=click.Choice(KINDS), help="Only text, tool or game environments.")
+@click.option("--status", type=click.Choice(["candidate", "validated", "rejected", "retired"]))
+@click.option("--origin", type=click.Choice(["seed", "designer", "imported"]))
+@click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+def list_registered(
+    skill: str | None,
+    kind: str | None,
+    status: str | None,
+    origin: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List registered environment versions, newest first (the registry at
+    SPADE_REGISTRY_URL, else a SQLite file in your data directory).
+
+    \b
+    Example:
+      spade-envs list --skill logic --status validated
+    """
+    records = _registry().list(skill=skill, kind=kind, status=status, origin=origin, limit=limit)
+    for r in records:
+        if as_json:
+            click.echo(
+                json.dumps(
+                    {k: v for k, v in r.__dict__.items() if k not in ("source", "extra")},
+                    default=str,
+                )
+            )
+        else:
+            click.echo(f"{r.id:<36} {r.kind:<4} {r.skill:<9} {r.status:<9} {r.origin}")
+    if not as_json:
+        click.echo(f"{len(records)} environment version(s)")
+
+
+@main.command("show")
+@click.argument("env_id")
+@click.option("--code", is_flag=True, help="Also print the source.")
+def show(env_id: str, code: bool) -> None:
+    """Show one registered version, e.g. spade/NumberGuess-v1.
+
+    \b
+    Example:
+      spade-envs show spade/NumberGuess-v1 --code
+    """
+    record = _registry().get(env_id)
+    for key in (
+        "id",
+        "kind",
+        "skill",
+        "status",
+        "origin",
+        "max_turns",
+        "sha256",
+        "parents",
+        "model",
+        "created_at",
+        "description",
+    ):
+        click.echo(f"{key:>11}: {getattr(record, key)}")
+    click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
+    if code:
+        click.echo("")
+        click.echo(record.source)
+
+
+@main.command("register")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--budget",
+    type=click.Choice(["fast", "default", "thorough"]),
+    default="default",
+    show_default=True,
+    help="Validation budget.",
+)
+@click.option(
+    "--origin", type=click.Choice(["designer", "imported"]), default="imported", show_default=True
+)
+def register(file: str, budget: str, origin: str) -> None:
+    """Validate FILE in the sandbox and, if valid, register it as the next version.
+
+    Identical code returns the existing ID. Exit code 1 when the file is rejected.
+
+    \b
+    Example:
+      spade-envs register my_env.py
+    """
+    from .core.metadata import EnvMetadata
+    from .validation import Validator
+
+    try:
+        source = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"Cannot read {file}: {exc}") from exc
+    with Validator(budget, pool_size=1) as validator:
+        report = validator.validate(source, filename=file)
+    if not report.passed:
+        click.echo(report.summary())
+        click.echo("Not registered: fix the failures above.")
+        sys.exit(1)
+    from .validation.static import static_checks
+
+    _, info = static_checks(source, validator.budget)
+    meta = EnvMetadata(
+        name=info.env_name,
+        kind="text" if info.kind == "duck" else info.kind,
+        skill=info.skill,
+        description=info.description,
+        max_turns=info.max_turns or 1,
+        reward_range=(0.0, 1.0),
+        origin=origin,
+    )
+    record = _registry().register(source, meta, status="validated")
+    click.echo(f"registered {record.id} (validated, budget {budget})")
+
+
+@main.command("retire")
+@click.argument("env_id")
+def retire(env_id: str) -> None:
+    """Retire a version: it stays readable but is no longer offered.
+
+    \b
+    Example:
+      spade-envs retire spade/NumberGuess-v2
+    """
+    click.echo(f"retired {_registry().retire(env_id).id}")
+
+
+@main.command("stats")
+def stats() -> None:
+    """Counts of registered versions by kind, skill, origin and status.
+
+    \b
+    Example:
+      spade-envs stats
+    """
+    from collections import Counter
+
+    records = _registry().list(limit=1_000_000)
+    click.echo(f"{len(records)} environment version(s)")
+    for field in ("kind", "skill", "origin", "status"):
+        counts = Counter(getattr(r, field) for r in records)
+        click.echo(f"{field:>7}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
 @main.command("sandbox-info")
 def sandbox_info() -> None:
     """Show which sandbox layers this machine provides, and start one worker to prove it.

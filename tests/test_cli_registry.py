@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from spade_envs.cli import main
+from spade_envs.seeds import seed_source
+
+
+@pytest.fixture
+def runner(monkeypatch, tmp_path):
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    return CliRunner()
+
+
+def test_register_list_show_retire_stats(runner, tmp_path):
+    path = tmp_path / "guess.py"
+    path.write_text(seed_source("NumberGuess"))
+    result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
+    assert result.exit_code == 0, result.output
+    assert "registered spade/NumberGuess-v1" in result.output
+    again = runner.invoke(main, ["register", str(path), "--budget", "fast"])
+    assert "registered spade/NumberGuess-v1" in again.output  # identical code: same ID
+    listed = runner.invoke(main, ["list", "--json"])
+    rows = [json.loads(line) for line in listed.output.splitlines()]
+    assert [r["id"] for r in rows] == ["spade/NumberGuess-v1"] and rows[0]["skill"] == "math"
+    shown = runner.invoke(main, ["show", "spade/NumberGuess-v1", "--code"])
+    assert (
+        "gym.make('spade/NumberGuess-v1')" in shown.output and "class NumberGuess" in shown.output
+    )
+    assert (
+        "retired spade/NumberGuess-v1"
+        in runner.invoke(main, ["retire", "spade/NumberGuess-v1"]).output
+    )
+    stats = runner.invoke(main, ["stats"])
+    assert "1 environment version(s)" in stats.output and "retired 1" in stats.output
+
+
+def test_register_refuses_invalid_code(runner, tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_text("import socket\n" + seed_source("NumberGuess"))
+    result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
+    assert result.exit_code == 1 and "Not registered" in result.output
+    assert "0 environment version(s)" in runner.invoke(main, ["list"]).output
+
+
+def test_show_unknown_id_is_a_usage_error(runner):
+    result = runner.invoke(main, ["show", "spade/Nothing-v1"])
+    assert result.exit_code == 2 and "No registered environment named 'Nothing'" in result.output
+    result = runner.invoke(main, ["show", "not-an-id"])
+    assert result.exit_code == 2 and "is not an environment ID" in result.output
