@@ -269,6 +269,36 @@ def retire(env_id: str) -> None:
     click.echo(f"retired {_registry().retire(env_id).id}")
 
 
+@main.command("export")
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+def export(out: str, fmt: str) -> None:
+    """Export every registered version (source and metadata) to OUT.
+
+    \b
+    Example:
+      spade-envs export corpus.jsonl
+    """
+    click.echo(f"exported {_registry().export_jsonl(out)} environment version(s) to {out}")
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+def import_(path: str, fmt: str) -> None:
+    """Import an export: each environment is registered (identical code is skipped).
+
+    \b
+    Example:
+      spade-envs import corpus.jsonl
+    """
+    try:
+        records = _registry().import_jsonl(path)
+    except OSError as exc:
+        raise click.UsageError(f"Cannot read {path}: {exc}") from exc
+    click.echo(f"imported {len(records)} environment version(s)")
+
+
 @main.command("stats")
 def stats() -> None:
     """Counts of registered versions by kind, skill, origin and status.

@@ -51,3 +51,27 @@ def test_show_unknown_id_is_a_usage_error(runner):
     assert result.exit_code == 2 and "No registered environment named 'Nothing'" in result.output
     result = runner.invoke(main, ["show", "not-an-id"])
     assert result.exit_code == 2 and "is not an environment ID" in result.output
+
+
+def test_export_import_round_trip_and_malformed_files(runner, tmp_path, monkeypatch):
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+
+    registry = Registry()
+    for name in ("NumberGuess", "Nim"):
+        registry.register(seed_source(name), describe(seed_class(name)), status="validated")
+    out = tmp_path / "corpus.jsonl"
+    assert "exported 2" in runner.invoke(main, ["export", str(out)]).output
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    assert "imported 2" in runner.invoke(main, ["import", str(out)]).output
+    copy = Registry()
+    assert sorted(r.id for r in copy.list()) == ["spade/Nim-v1", "spade/NumberGuess-v1"]
+    assert copy.get("spade/Nim-v1").source == seed_source("Nim")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(out.read_text().splitlines()[0] + "\n{not json}\n")
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'third.db'}")
+    result = runner.invoke(main, ["import", str(bad)])
+    assert result.exit_code == 2 and "line 2: not JSON" in result.output
+    assert (
+        "0 environment version(s)" in runner.invoke(main, ["list"]).output
+    )  # nothing half-written

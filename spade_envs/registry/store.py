@@ -311,6 +311,66 @@ class Registry:
         with Session(self.engine) as session:
             return int(session.exec(select(func.count()).select_from(EnvironmentRow)).one())
 
+    def export_jsonl(self, path: str | Path) -> int:
+        """Write every version as one JSON object per line; returns the count."""
+        records = self.list(limit=10**9)
+        path = Path(path)
+        tmp = path.with_name(path.name + ".partial")
+        with tmp.open("w", encoding="utf-8") as out:
+            for r in reversed(records):  # oldest first, so versions import in order
+                row = {k: v for k, v in r.__dict__.items() if k != "extra"}
+                row["parents"] = list(r.parents)
+                row["created_at"] = r.created_at.isoformat() if r.created_at else None
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        tmp.replace(path)  # a reader never sees half a file
+        return len(records)
+
+    def import_jsonl(self, path: str | Path) -> list[EnvRecord]:
+        """Register every environment of a JSONL export (identical code is skipped).
+
+        The whole file is checked before anything is written, so a malformed file
+        imports nothing.
+        """
+        required = {"name", "source", "kind", "skill", "description", "max_turns", "origin"}
+        rows = []
+        with Path(path).open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise SpadeError(f"{path}, line {number}: not JSON ({exc}).") from None
+                missing = required - set(row) if isinstance(row, dict) else required
+                if missing:
+                    raise SpadeError(
+                        f"{path}, line {number}: missing field(s) {', '.join(sorted(missing))}."
+                    )
+                check_name(row["name"])
+                rows.append(row)
+        records = []
+        for row in rows:
+            meta = EnvMetadata(
+                name=row["name"],
+                kind=row["kind"],
+                skill=row["skill"],
+                description=row["description"],
+                max_turns=int(row["max_turns"]),
+                reward_range=(0.0, 1.0),
+                origin="imported",
+                parents=tuple(row.get("parents", [])),
+            )
+            status = row.get("status", "candidate")
+            records.append(
+                self.register(
+                    row["source"],
+                    meta,
+                    status=status if status in STATUSES else "candidate",
+                    model=row.get("model", ""),
+                )
+            )
+        return records
+
     def close(self) -> None:
         self.engine.dispose()
 
