@@ -8,7 +8,6 @@ user names and vouches for. Model-written code goes through ``spade_envs.sandbox
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
 import sys
 import types
@@ -134,11 +133,3 @@ def load_env_file(path: str | Path) -> type:
     except (OSError, UnicodeDecodeError) as exc:
         raise EnvLoadError(f"Cannot read {path}: {exc}") from exc
     return load_env_class(source, filename=str(path))
-
-
-def load_module_class(module_name: str) -> type:
-    """Import an installed module by name and return its environment class."""
-    spec = importlib.util.find_spec(module_name)
-    if spec is None:
-        raise EnvLoadError(f"No module named {module_name!r}.")
-    return find_env_class(importlib.import_module(module_name))

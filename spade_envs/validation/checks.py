@@ -102,15 +102,15 @@ class _Timed:
         return self._timed("solution()", self._env.solution)
 
 
-_CALL_LIMIT = {"seconds": 0.5}
-
-
-def _single(factory: Factory, opponent: str = "best") -> Any:
-    """A fresh single-agent env (games: seat 0 against ``opponent``), with timed calls."""
+def _seat(factory: Factory, opponent: str = "best") -> Any:
+    """A fresh single-agent env (games: seat 0 against ``opponent``)."""
     env = factory()
-    if isinstance(env, TextGame):
-        env = GameSeatEnv(env, seat=0, opponent=opponent)
-    return _Timed(env, _CALL_LIMIT["seconds"])
+    return GameSeatEnv(env, seat=0, opponent=opponent) if isinstance(env, TextGame) else env
+
+
+def _single(factory: Factory, budget: Budget, opponent: str = "best") -> Any:
+    """:func:`_seat`, with every call held to the budget's per-call CPU limit."""
+    return _Timed(_seat(factory, opponent), budget.call_seconds)
 
 
 def _top(env: Any) -> float:
@@ -147,8 +147,8 @@ def check_gym_api(factory: Factory, budget: Budget) -> None:
 # ----- fuzz ---------------------------------------------------------------------------------
 def check_fuzz(factory: Factory, budget: Budget) -> dict[str, Any]:
     try:
-        stats = probe_episodes(lambda: _single(factory), budget)
-        stats.update(fuzz_env(lambda: _single(factory), budget))
+        stats = probe_episodes(lambda: _seat(factory), budget)
+        stats.update(fuzz_env(lambda: _seat(factory), budget))
     except (FuzzFailure, ProbeFailure) as exc:
         raise _Fail(str(exc)) from exc
     return stats
@@ -171,7 +171,7 @@ def _trace(env: Any, seed: int, actions: list[str]) -> list[Any]:
 
 
 def check_determinism(factory: Factory, budget: Budget) -> dict[str, Any]:
-    first, second = _single(factory), _single(factory)
+    first, second = _single(factory, budget), _single(factory, budget)
     for seed in range(budget.determinism_episodes):
         actions = _mixed_actions(first, seed)
         a = _trace(first, seed, actions)
@@ -216,7 +216,7 @@ def _solution_of(env: Any, seed: int) -> list[str]:
 def check_solution(factory: Factory, budget: Budget) -> dict[str, Any]:
     opponents = ["best", "random"] if isinstance(factory(), TextGame) else ["best"]
     for opponent in opponents:
-        env = _single(factory, opponent)
+        env = _single(factory, budget, opponent)
         for seed in range(budget.seeds):
             solution = _solution_of(env, seed)
             episode: Episode = _call("playing the solution", play_episode, env, solution, seed=seed)
@@ -231,7 +231,7 @@ def check_solution(factory: Factory, budget: Budget) -> dict[str, Any]:
 
 
 def check_trivial(factory: Factory, budget: Budget) -> dict[str, Any]:
-    env = _single(factory)
+    env = _single(factory, budget)
     for seed in range(budget.seeds):
         solution = _solution_of(env, seed)
         hint = _call("hint()", env.hint)
@@ -253,7 +253,7 @@ def check_trivial(factory: Factory, budget: Budget) -> dict[str, Any]:
 
 
 def check_solved_at_reset(factory: Factory, budget: Budget) -> None:
-    env = _single(factory)
+    env = _single(factory, budget)
     for seed in range(budget.seeds):
         _, info = _call("reset()", env.reset, seed=seed)
         if getattr(env, "won", False) or (isinstance(info, dict) and info.get("success")):
@@ -265,7 +265,7 @@ def check_solved_at_reset(factory: Factory, budget: Budget) -> None:
 def check_hint_leak(factory: Factory, budget: Budget) -> dict[str, Any]:
     if isinstance(factory(), TextGame):
         return {"skipped": "games: the hint is advice about a position, not an answer"}
-    env = _single(factory)
+    env = _single(factory, budget)
     for seed in range(budget.seeds):
         solution = _solution_of(env, seed)
         hint = _call("hint()", env.hint)
@@ -301,7 +301,6 @@ def run_check(name: str, factory: Factory, budget: dict[str, Any] | Budget) -> d
     """Run one dynamic check and return its ``CheckResult`` fields as a dict."""
     if not isinstance(budget, Budget):
         budget = Budget(**budget)
-    _CALL_LIMIT["seconds"] = budget.call_seconds
     start = time.perf_counter()
     try:
         details = DYNAMIC_CHECKS[name](factory, budget) or {}
