@@ -9,48 +9,26 @@ killed mid-way leaves nothing behind.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.metadata import KINDS, ORIGINS, EnvMetadata
 from ..error import SpadeError, UnknownEnvironmentError
+from .attachments import Attachments, _chunks, validation_row
 from .ids import check_name, env_id, parse_env_id
+from .migrations import SCHEMA_VERSION, prepare_schema
+from .records import EnvRecord, env_record
 
-__all__ = ["STATUSES", "SCHEMA_VERSION", "EnvRecord", "Registry", "default_url"]
+__all__ = ["SCHEMA_VERSION", "SORTS", "STATUSES", "EnvRecord", "Registry", "default_url"]
 
 #: Lifecycle of an environment version.
 STATUSES = ("candidate", "validated", "rejected", "retired")
-#: Version of the schema this code writes; older databases are upgraded in place.
-SCHEMA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class EnvRecord:
-    """One registered environment version (a plain copy of its row)."""
-
-    id: str
-    name: str
-    version: int
-    sha256: str
-    source: str
-    class_name: str
-    kind: str
-    skill: str
-    description: str
-    max_turns: int
-    origin: str
-    status: str
-    parents: tuple[str, ...] = ()
-    document_id: int | None = None
-    model: str = ""
-    run_id: str | None = None
-    created_at: dt.datetime | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+#: Orders :meth:`Registry.list` accepts.
+SORTS = ("created", "regret", "name")
 
 
 def default_url() -> str:
@@ -62,11 +40,7 @@ def default_url() -> str:
     return f"sqlite:///{base / 'spade-envs' / 'registry.db'}"
 
 
-def _sha256(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-class Registry:
+class Registry(Attachments):
     """A connection to one registry database.
 
     Args:
@@ -111,23 +85,9 @@ class Registry:
     # ----- schema ---------------------------------------------------------------------------
     def _prepare_schema(self) -> None:
         from sqlalchemy.exc import DatabaseError, OperationalError
-        from sqlmodel import Session, SQLModel, select
-
-        from .tables import SchemaRow
 
         try:
-            SQLModel.metadata.create_all(self.engine)
-            with Session(self.engine) as session:
-                row = session.exec(select(SchemaRow)).first()
-                if row is None:
-                    session.add(SchemaRow(id=1, version=SCHEMA_VERSION))
-                    session.commit()
-                elif row.version > SCHEMA_VERSION:
-                    raise SpadeError(
-                        f"The registry at {self._where()} has schema version {row.version}, "
-                        f"newer than this spade-envs understands ({SCHEMA_VERSION}); "
-                        "upgrade spade-envs."
-                    )
+            prepare_schema(self.engine, self._where())
         except OperationalError as exc:
             raise SpadeError(
                 f"Cannot open the registry at {self._where()}: {exc.orig}. Check that the "
@@ -142,7 +102,7 @@ class Registry:
     def _where(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
-    # ----- writing --------------------------------------------------------------------------
+    # ----- registering ----------------------------------------------------------------------
     def register(
         self,
         source: str,
@@ -152,77 +112,164 @@ class Registry:
         document_id: int | None = None,
         model: str = "",
         run_id: str | None = None,
+        prompt_sha256: str = "",
+        hint: str = "",
+        extra: dict[str, Any] | None = None,
+        report: Any = None,
     ) -> EnvRecord:
         """Store ``source`` as the next version of ``meta.name`` and return its record.
 
         Identical source returns the existing record unchanged (no new version); new
         source under an existing name becomes ``-v<N+1>``.
+
+        Args:
+            source: The environment's code; it never changes once stored.
+            meta: Name, kind, skill, description, max_turns, origin and parents.
+            status: One of :data:`STATUSES`.
+            document_id: The grounding document (see :meth:`add_document`).
+            model: The model that wrote the code.
+            run_id: The run that created it.
+            prompt_sha256: Hash of the designer prompt, for lineage.
+            hint: A model-written hint for the agent.
+            extra: Any further JSON-ready metadata.
+            report: A validation report (anything with ``passed``, ``budget``,
+                ``validator_version``, ``timings`` and ``to_json()``), stored in the
+                same transaction as a new version.
+        """
+        return self.register_many(
+            [(source, meta)],
+            status=status,
+            document_id=document_id,
+            model=model,
+            run_id=run_id,
+            prompt_sha256=prompt_sha256,
+            hint=hint,
+            extra=extra,
+            reports=[report],
+        )[0]
+
+    def register_many(
+        self,
+        items: Sequence[tuple[str, EnvMetadata]],
+        *,
+        status: str = "candidate",
+        document_id: int | None = None,
+        model: str = "",
+        run_id: str | None = None,
+        prompt_sha256: str = "",
+        hint: str = "",
+        extra: dict[str, Any] | None = None,
+        reports: Sequence[Any] | None = None,
+    ) -> list[EnvRecord]:
+        """Register many ``(source, meta)`` pairs in one transaction (bulk import).
+
+        Same rules as :meth:`register`, record for record, in order; nothing is
+        written if any item is invalid. Under a concurrent writer the batch is retried.
         """
         from sqlalchemy.exc import IntegrityError
-        from sqlmodel import Session, func, select
+        from sqlmodel import Session, col, func, select
 
-        from .tables import EnvironmentRow
+        from .tables import EnvironmentRow, ValidationRow
 
-        check_name(meta.name)
         if status not in STATUSES:
             raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
-        if meta.kind not in KINDS or meta.origin not in ORIGINS:
-            raise SpadeError(f"kind must be in {KINDS} and origin in {ORIGINS}.")
-        digest = _sha256(source)
+        for _source, meta in items:
+            check_name(meta.name)
+            if meta.kind not in KINDS or meta.origin not in ORIGINS:
+                raise SpadeError(
+                    f"{meta.name}: kind must be in {KINDS} and origin in {ORIGINS}, "
+                    f"got {meta.kind!r} and {meta.origin!r}."
+                )
+        reports = list(reports) if reports is not None else [None] * len(items)
+        digests = [_sha256(source) for source, _ in items]
         for _attempt in range(20):
             with Session(self.engine) as session:
-                existing = session.exec(
-                    select(EnvironmentRow).where(EnvironmentRow.sha256 == digest)
-                ).first()
-                if existing is not None:
-                    return _record(existing)
-                latest = session.exec(
-                    select(func.max(EnvironmentRow.version)).where(EnvironmentRow.name == meta.name)
-                ).one()
-                row = EnvironmentRow(
-                    name=meta.name,
-                    version=(latest or 0) + 1,
-                    sha256=digest,
-                    source=source,
-                    class_name=meta.name,
-                    kind=meta.kind,
-                    skill=meta.skill,
-                    description=meta.description,
-                    max_turns=meta.max_turns,
-                    origin=meta.origin,
-                    status=status,
-                    parents_json=json.dumps(list(meta.parents)),
-                    document_id=document_id,
-                    model=model,
-                    run_id=run_id,
-                )
-                session.add(row)
+                found: dict[str, Any] = {}
+                for chunk in _chunks(sorted(set(digests)), 500):
+                    for row in session.exec(
+                        select(EnvironmentRow).where(col(EnvironmentRow.sha256).in_(chunk))
+                    ):
+                        found[row.sha256] = row
+                names = sorted({meta.name for _, meta in items})
+                latest: dict[str, int] = {}
+                for chunk in _chunks(names, 500):
+                    for name, top in session.exec(
+                        select(EnvironmentRow.name, func.max(EnvironmentRow.version))
+                        .where(col(EnvironmentRow.name).in_(chunk))
+                        .group_by(EnvironmentRow.name)
+                    ):
+                        latest[name] = top
+                rows: list[Any] = []
+                pending_reports: list[tuple[Any, Any]] = []
+                for (source, meta), digest, report in zip(items, digests, reports):
+                    if digest in found:
+                        rows.append(found[digest])
+                        continue
+                    latest[meta.name] = latest.get(meta.name, 0) + 1
+                    row = EnvironmentRow(
+                        name=meta.name,
+                        version=latest[meta.name],
+                        sha256=digest,
+                        source=source,
+                        class_name=meta.name,
+                        kind=meta.kind,
+                        skill=meta.skill,
+                        description=meta.description,
+                        max_turns=meta.max_turns,
+                        origin=meta.origin,
+                        status=status,
+                        parents_json=json.dumps(list(meta.parents)),
+                        document_id=document_id,
+                        model=model,
+                        run_id=run_id,
+                        prompt_sha256=prompt_sha256,
+                        hint=hint,
+                        extra_json=json.dumps(extra or {}),
+                    )
+                    found[digest] = row  # the same code twice in one batch: one version
+                    session.add(row)
+                    rows.append(row)
+                    if report is not None:
+                        pending_reports.append((row, report))
                 try:
+                    if pending_reports:
+                        session.flush()  # gives the new rows their keys
+                        for row, report in pending_reports:
+                            session.add(validation_row(ValidationRow, row, report))
                     session.commit()
                 except IntegrityError:
-                    session.rollback()  # another writer took this version or this source
+                    session.rollback()  # another writer took a version or the same code
                     continue
-                session.refresh(row)
-                return _record(row)
-        raise SpadeError(f"Could not register {meta.name}: too many concurrent writers; retry.")
+                for row in rows:
+                    session.refresh(row)
+                return [env_record(row) for row in rows]
+        raise SpadeError("Could not register: too many concurrent writers; retry.")
 
     def set_status(self, id_: str, status: str) -> EnvRecord:
         """Change the status of a version (its source never changes)."""
-        from sqlmodel import Session
-
         if status not in STATUSES:
             raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
-        with Session(self.engine) as session:
-            row = self._row(session, id_)
-            row.status = status
-            session.add(row)
-            session.commit()
-            session.refresh(row)
-            return _record(row)
+        return self._update(id_, status=status)
 
     def retire(self, id_: str) -> EnvRecord:
         """Mark a version retired: it stays readable, but is no longer offered."""
         return self.set_status(id_, "retired")
+
+    def set_hint(self, id_: str, hint: str) -> EnvRecord:
+        """Store a model-written hint for a version (hints are not part of the code)."""
+        return self._update(id_, hint=hint)
+
+    def _update(self, id_: str, **values: Any) -> EnvRecord:
+        from sqlmodel import Session
+
+        with Session(self.engine) as session:
+            row = self._row(session, id_)
+            for key, value in values.items():
+                setattr(row, key, value)
+            session.add(row)
+            session.commit()
+            session.refresh(row)
+            return env_record(row)
 
     # ----- reading --------------------------------------------------------------------------
     def _row(self, session: Any, id_: str) -> Any:
@@ -252,7 +299,22 @@ class Registry:
         from sqlmodel import Session
 
         with Session(self.engine) as session:
-            return _record(self._row(session, id_))
+            return env_record(self._row(session, id_))
+
+    def by_keys(self, keys: Iterable[int]) -> dict[int, EnvRecord]:
+        """Records by their integer :attr:`EnvRecord.key` (missing keys are left out)."""
+        from sqlmodel import Session, col, select
+
+        from .tables import EnvironmentRow
+
+        found: dict[int, EnvRecord] = {}
+        with Session(self.engine) as session:
+            for chunk in _chunks(sorted(set(keys)), 500):
+                for row in session.exec(
+                    select(EnvironmentRow).where(col(EnvironmentRow.id).in_(chunk))
+                ):
+                    found[row.id] = env_record(row)
+        return found
 
     def versions(self, name: str) -> list[str]:
         """Every registered ID of ``name``, oldest first."""
@@ -282,14 +344,22 @@ class Registry:
         kind: str | None = None,
         origin: str | None = None,
         status: str | None = None,
+        sort: str = "created",
         limit: int = 100,
         offset: int = 0,
     ) -> list[EnvRecord]:
-        """Records matching the filters, newest first."""
-        from sqlmodel import Session, select
+        """Records matching the filters.
 
-        from .tables import EnvironmentRow
+        Args:
+            sort: ``created`` (newest first), ``regret`` (highest regret of any
+                checkpoint first; unplayed versions last) or ``name``.
+        """
+        from sqlmodel import Session, func, select
 
+        from .tables import EnvironmentRow, PlayStatsRow
+
+        if sort not in SORTS:
+            raise SpadeError(f"sort must be one of {SORTS}, got {sort!r}.")
         query = select(EnvironmentRow)
         for column, value in (
             (EnvironmentRow.skill, skill),
@@ -299,11 +369,25 @@ class Registry:
         ):
             if value is not None:
                 query = query.where(column == value)
-        query = query.order_by(EnvironmentRow.id.desc()).offset(offset).limit(limit)
+        if sort == "regret":
+            best = (
+                select(PlayStatsRow.environment_id, func.max(PlayStatsRow.regret).label("regret"))
+                .group_by(PlayStatsRow.environment_id)
+                .subquery()
+            )
+            query = query.outerjoin(best, best.c.environment_id == EnvironmentRow.id).order_by(
+                func.coalesce(best.c.regret, -1e9).desc(), EnvironmentRow.id.desc()
+            )
+        elif sort == "name":
+            query = query.order_by(EnvironmentRow.name, EnvironmentRow.version)
+        else:
+            query = query.order_by(EnvironmentRow.id.desc())
+        query = query.offset(offset).limit(limit)
         with Session(self.engine) as session:
-            return [_record(r) for r in session.exec(query).all()]
+            return [env_record(r) for r in session.exec(query).all()]
 
     def count(self) -> int:
+        """How many versions are registered."""
         from sqlmodel import Session, func, select
 
         from .tables import EnvironmentRow
@@ -311,28 +395,63 @@ class Registry:
         with Session(self.engine) as session:
             return int(session.exec(select(func.count()).select_from(EnvironmentRow)).one())
 
-    def export_jsonl(self, path: str | Path) -> int:
-        """Write every version as one JSON object per line; returns the count."""
-        records = self.list(limit=10**9)
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Counts of versions by ``kind``, ``skill``, ``origin`` and ``status`` (SQL GROUP BY)."""
+        from sqlmodel import Session, func, select
+
+        from .tables import EnvironmentRow
+
+        out: dict[str, dict[str, int]] = {}
+        with Session(self.engine) as session:
+            for field_name in ("kind", "skill", "origin", "status"):
+                column = getattr(EnvironmentRow, field_name)
+                rows = session.exec(select(column, func.count()).group_by(column)).all()
+                out[field_name] = {value: int(n) for value, n in sorted(rows)}
+        return out
+
+    # ----- JSON lines -----------------------------------------------------------------------
+    def export_jsonl(self, path: str | Path, *, status: str | None = None) -> int:
+        """Write every version (or those with ``status``) as one JSON object per line.
+
+        The file appears whole or not at all. Returns the number of versions written.
+        """
         path = Path(path)
         tmp = path.with_name(path.name + ".partial")
+        written = 0
         with tmp.open("w", encoding="utf-8") as out:
-            for r in reversed(records):  # oldest first, so versions import in order
-                row = {k: v for k, v in r.__dict__.items() if k != "extra"}
-                row["parents"] = list(r.parents)
-                row["created_at"] = r.created_at.isoformat() if r.created_at else None
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        tmp.replace(path)  # a reader never sees half a file
-        return len(records)
+            for record in self.iter_records(status=status):
+                out.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+                written += 1
+        tmp.replace(path)
+        return written
+
+    def iter_records(self, *, status: str | None = None, batch: int = 1000) -> Iterable[EnvRecord]:
+        """Every version, oldest first (so versions re-import in order), read in batches."""
+        from sqlmodel import Session, select
+
+        from .tables import EnvironmentRow
+
+        last = 0
+        while True:
+            query = select(EnvironmentRow).where(EnvironmentRow.id > last)
+            if status is not None:
+                query = query.where(EnvironmentRow.status == status)
+            with Session(self.engine) as session:
+                rows = session.exec(query.order_by(EnvironmentRow.id).limit(batch)).all()
+                records = [env_record(r) for r in rows]
+            if not records:
+                return
+            yield from records
+            last = records[-1].key
 
     def import_jsonl(self, path: str | Path) -> list[EnvRecord]:
         """Register every environment of a JSONL export (identical code is skipped).
 
         The whole file is checked before anything is written, so a malformed file
-        imports nothing.
+        imports nothing; the rest goes in with one transaction per 1,000 versions.
         """
         required = {"name", "source", "kind", "skill", "description", "max_turns", "origin"}
-        rows = []
+        items: list[tuple[str, EnvMetadata, str, str]] = []
         with Path(path).open(encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 if not line.strip():
@@ -346,52 +465,52 @@ class Registry:
                     raise SpadeError(
                         f"{path}, line {number}: missing field(s) {', '.join(sorted(missing))}."
                     )
-                check_name(row["name"])
-                rows.append(row)
-        records = []
-        for row in rows:
-            meta = EnvMetadata(
-                name=row["name"],
-                kind=row["kind"],
-                skill=row["skill"],
-                description=row["description"],
-                max_turns=int(row["max_turns"]),
-                reward_range=(0.0, 1.0),
-                origin="imported",
-                parents=tuple(row.get("parents", [])),
-            )
-            status = row.get("status", "candidate")
-            records.append(
-                self.register(
-                    row["source"],
-                    meta,
-                    status=status if status in STATUSES else "candidate",
-                    model=row.get("model", ""),
+                try:
+                    check_name(row["name"])
+                    meta = EnvMetadata(
+                        name=row["name"],
+                        kind=row["kind"],
+                        skill=row["skill"],
+                        description=row["description"],
+                        max_turns=int(row["max_turns"]),
+                        reward_range=(0.0, 1.0),
+                        origin="imported",
+                        parents=tuple(row.get("parents") or ()),
+                    )
+                except (SpadeError, TypeError, ValueError) as exc:
+                    raise SpadeError(f"{path}, line {number}: {exc}") from None
+                if meta.kind not in KINDS:
+                    raise SpadeError(f"{path}, line {number}: kind must be one of {KINDS}.")
+                status = row.get("status") if row.get("status") in STATUSES else "candidate"
+                items.append((row["source"], meta, status, str(row.get("model") or "")))
+        records: list[EnvRecord] = []
+        for chunk in _chunks(items, 1000):
+            for (status, model), group in _group_by_status_model(chunk):
+                records.extend(
+                    self.register_many(
+                        [(source, meta) for source, meta, *_ in group], status=status, model=model
+                    )
                 )
-            )
         return records
 
     def close(self) -> None:
+        """Release the database connections."""
         self.engine.dispose()
 
 
-def _record(row: Any) -> EnvRecord:
-    return EnvRecord(
-        id=env_id(row.name, row.version),
-        name=row.name,
-        version=row.version,
-        sha256=row.sha256,
-        source=row.source,
-        class_name=row.class_name,
-        kind=row.kind,
-        skill=row.skill,
-        description=row.description,
-        max_turns=row.max_turns,
-        origin=row.origin,
-        status=row.status,
-        parents=tuple(json.loads(row.parents_json or "[]")),
-        document_id=row.document_id,
-        model=row.model,
-        run_id=row.run_id,
-        created_at=row.created_at,
-    )
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _group_by_status_model(
+    chunk: Sequence[tuple[str, EnvMetadata, str, str]],
+) -> Iterable[tuple[tuple[str, str], list[tuple[str, EnvMetadata, str, str]]]]:
+    """Consecutive runs with the same (status, model), so the import keeps file order."""
+    group: list[tuple[str, EnvMetadata, str, str]] = []
+    for item in chunk:
+        if group and item[2:] != group[-1][2:]:
+            yield (group[-1][2], group[-1][3]), group
+            group = []
+        group.append(item)
+    if group:
+        yield (group[-1][2], group[-1][3]), group

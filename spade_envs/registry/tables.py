@@ -1,7 +1,8 @@
 """The SQL schema (SQLModel). These rows never leave ``spade_envs.registry``.
 
-Schema version 1. Later versions must upgrade an existing database in place
-(see ``store.SCHEMA_VERSION``).
+This module describes the newest schema (``migrations.SCHEMA_VERSION``); a fresh
+database is created from it, an older one is upgraded in place by ``migrations``.
+A change here needs a new migration step and a new version number.
 """
 
 from __future__ import annotations
@@ -76,6 +77,12 @@ class EnvironmentRow(SQLModel, table=True):
     model: str = Field(default="", max_length=256)
     run_id: str | None = Field(default=None, foreign_key="runs.id", max_length=64)
     created_at: dt.datetime = Field(default_factory=_now, index=True)
+    # Added in schema version 2.
+    prompt_sha256: str = Field(default="", max_length=64)
+    hint: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
+    extra_json: str = Field(
+        default="{}", sa_column=Column(Text, nullable=False, server_default="{}")
+    )
 
 
 class ValidationRow(SQLModel, table=True):
@@ -89,6 +96,7 @@ class ValidationRow(SQLModel, table=True):
     validator_version: str = Field(default="", max_length=16)
     report_json: str = Field(sa_column=Column(Text, nullable=False))
     created_at: dt.datetime = Field(default_factory=_now)
+    duration_s: float = 0.0  # added in schema version 2
 
 
 class PlayStatsRow(SQLModel, table=True):
@@ -118,3 +126,4 @@ class EmbeddingRow(SQLModel, table=True):
     model: str = Field(max_length=256)
     dim: int
     vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    text_sha256: str = Field(default="", max_length=64)  # added in schema version 2
