@@ -284,6 +284,18 @@ class Attachments:
         with Session(self.engine) as session:
             return [tuple(r) for r in session.exec(query).all()]
 
+    def embedding_count(self, model: str) -> int:
+        """How many versions ``model`` has embedded."""
+        from sqlmodel import Session, func, select
+
+        from .tables import EmbeddingRow
+
+        with Session(self.engine) as session:
+            query = (
+                select(func.count()).select_from(EmbeddingRow).where(EmbeddingRow.model == model)
+            )
+            return int(session.exec(query).one())
+
     def without_embedding(self, model: str, *, limit: int = 1000) -> list[EnvRecord]:
         """Versions that ``model`` has not embedded yet, oldest first."""
         from sqlmodel import Session, select

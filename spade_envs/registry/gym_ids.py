@@ -58,6 +58,14 @@ def _prepare(gym_id: str) -> None:
         return  # let Gymnasium report the malformed ID itself
     if namespace != NAMESPACE:
         return
+    from .fastread import read_versions
+    from .store import default_url
+
+    stored = read_versions(default_url(), name)
+    if stored:  # the common case, answered without opening the full store
+        for version in stored:
+            _register_spec(f"{NAMESPACE}/{name}-v{version}")
+        return
     registry = shared_registry()
     known = registry.versions(name)
     if not known and name in seed_classes():
@@ -91,6 +99,35 @@ def install() -> None:
     registration._find_spec = _find_spec
 
 
+_stored_cache: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def _stored(env_id: str) -> tuple[str, str]:
+    """``(kind, source)`` of a version; cached, since a stored version never changes."""
+    from ..error import UnknownEnvironmentError
+    from .fastread import read_env
+    from .ids import parse_env_id
+    from .store import default_url
+
+    url = default_url()
+    found = _stored_cache.get((url, env_id))
+    if found is not None:
+        return found
+    name, version = parse_env_id(env_id)
+    found = read_env(url, name, version)
+    if found is None:
+        try:
+            record = shared_registry().get(env_id)
+        except UnknownEnvironmentError:
+            # The spec may come from another process or registry URL (e.g. a vector-env
+            # worker); seeds are still registered on first use here.
+            _prepare(env_id)
+            record = shared_registry().get(env_id)
+        found = (record.kind, record.source)
+    _stored_cache[(url, env_id)] = found
+    return found
+
+
 def make_env(
     env_id: str,
     isolation: str = "sandbox",
@@ -109,26 +146,18 @@ def make_env(
         render_mode: ``"ansi"`` or None.
         **knobs: Difficulty knobs.
     """
-    from ..error import UnknownEnvironmentError
-
-    try:
-        record = shared_registry().get(env_id)
-    except UnknownEnvironmentError:
-        # The spec may come from another process or registry URL (e.g. a vector-env
-        # worker); seeds are still registered on first use here.
-        _prepare(env_id)
-        record = shared_registry().get(env_id)
-    is_game = record.kind == "game"
+    kind, source = _stored(env_id)
+    is_game = kind == "game"
     if isolation == "none":
         from ..core.game_env import GameSeatEnv
         from ..core.loader import load_env_class
 
-        env = load_env_class(record.source, filename=env_id)(render_mode=render_mode, **knobs)
+        env = load_env_class(source, filename=env_id)(render_mode=render_mode, **knobs)
         return GameSeatEnv(env, seat=seat, opponent=opponent) if is_game else env
     from ..sandbox import open_env
 
     return open_env(
-        record.source,
+        source,
         filename=env_id,
         knobs=knobs,
         seat=seat if is_game else None,

@@ -1,0 +1,307 @@
+"""The corpus commands of ``spade-envs``: browse, search, register, retire, export, import.
+
+They work on the registry at ``SPADE_REGISTRY_URL`` (else a SQLite file in the
+user's data directory); ``cli.py`` adds them to the main command group, which turns
+library errors into one clear line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .core.metadata import KINDS
+
+__all__ = ["CORPUS_COMMANDS"]
+
+_STATUSES = ("candidate", "validated", "rejected", "retired")
+_ORIGINS = ("seed", "designer", "imported")
+
+
+def _registry() -> Any:
+    from .registry import Registry
+
+    return Registry()
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@click.command("list")
+@click.option("--skill", help="Only this skill.")
+@click.option("--kind", type=click.Choice(KINDS), help="Only text, tool or game environments.")
+@click.option("--status", type=click.Choice(_STATUSES))
+@click.option("--origin", type=click.Choice(_ORIGINS))
+@click.option(
+    "--sort",
+    type=click.Choice(["created", "regret", "name"]),
+    default="created",
+    show_default=True,
+    help="created: newest first; regret: highest regret of any checkpoint first.",
+)
+@click.option("--limit", type=click.IntRange(1, 1_000_000), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line.")
+def list_registered(
+    skill: str | None,
+    kind: str | None,
+    status: str | None,
+    origin: str | None,
+    sort: str,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List registered environment versions.
+
+    \b
+    Example:
+      spade-envs list --skill logic --status validated --sort regret
+    """
+    registry = _registry()
+    records = registry.list(
+        skill=skill, kind=kind, status=status, origin=origin, sort=sort, limit=limit
+    )
+    for r in records:
+        if as_json:
+            click.echo(json.dumps(r.to_dict(source=False), ensure_ascii=False))
+        else:
+            click.echo(
+                f"{r.id:<36} {r.kind:<4} {r.skill:<9} {r.status:<9} {r.origin:<8} "
+                f"{_short(r.description, 50)}"
+            )
+    if not as_json:
+        click.echo(f"{len(records)} environment version(s)")
+
+
+@click.command("show")
+@click.argument("env_id")
+@click.option("--code", is_flag=True, help="Also print the source.")
+def show(env_id: str, code: bool) -> None:
+    """Show one registered version: metadata, play statistics, validation history.
+
+    \b
+    Example:
+      spade-envs show spade/NumberGuess-v1 --code
+    """
+    registry = _registry()
+    record = registry.get(env_id)
+    for key in (
+        "id",
+        "kind",
+        "skill",
+        "status",
+        "origin",
+        "max_turns",
+        "sha256",
+        "parents",
+        "model",
+        "created_at",
+        "description",
+        "hint",
+    ):
+        value = getattr(record, key)
+        if value not in ("", (), None):
+            click.echo(f"{key:>11}: {value}")
+    click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
+    for stats in registry.play_stats(env_id):
+        click.echo(
+            f"{'played':>11}: {stats.checkpoint}: regret {stats.regret:+.2f}, win rate "
+            f"{stats.win_rate:.2f} ({stats.plays_without_hint} plays without hint, "
+            f"{stats.plays_with_hint} with)"
+        )
+    for report in registry.validations(env_id):
+        verdict = "passed" if report.passed else "FAILED"
+        click.echo(
+            f"{'validated':>11}: {verdict} (budget {report.budget}, validator "
+            f"{report.validator_version}, {report.duration_s:.1f} s)"
+        )
+    if code:
+        click.echo("")
+        click.echo(record.source)
+
+
+@click.command("search")
+@click.argument("text")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option(
+    "--embedder",
+    type=click.Choice(["auto", "minilm", "hashing"]),
+    default="auto",
+    show_default=True,
+    help="auto: MiniLM when installed ([memory] extra), else the dependency-free hashing one.",
+)
+@click.option("--index", type=click.Choice(["auto", "exact", "ivf"]), default="auto")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line.")
+def search(text: str, k: int, embedder: str, index: str, as_json: bool) -> None:
+    """Semantic search: the K versions whose description and code are closest to TEXT.
+
+    Versions not embedded yet are embedded first (with a progress bar).
+
+    \b
+    Example:
+      spade-envs search "find a path through a maze" -k 5
+    """
+    from .memory import Memory, MemoryConfig
+
+    memory = Memory(_registry(), MemoryConfig(embedder=embedder, index=index))
+    missing = memory.registry.count() - memory.registry.embedding_count(memory.embedder.name)
+    if missing > 0:
+        with click.progressbar(
+            length=missing, label=f"embedding with {memory.embedder.name}", file=sys.stderr
+        ) as bar:
+            seen = [0]
+
+            def advance(done: int, _total: int) -> None:
+                bar.update(done - seen[0])
+                seen[0] = done
+
+            memory.sync(progress=advance)
+    hits = memory.search(text, k=k)
+    for hit in hits:
+        r = hit.record
+        if as_json:
+            click.echo(json.dumps({"score": round(hit.score, 4), **r.to_dict(source=False)}))
+        else:
+            click.echo(f"{hit.score:5.3f}  {r.id:<36} {r.skill:<9} {_short(r.description, 60)}")
+    if not hits and not as_json:
+        click.echo("The registry is empty: register or import environments first.")
+
+
+@click.command("register")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--budget",
+    type=click.Choice(["fast", "default", "thorough"]),
+    default="default",
+    show_default=True,
+    help="Validation budget.",
+)
+@click.option(
+    "--origin", type=click.Choice(["designer", "imported"]), default="imported", show_default=True
+)
+def register(file: str, budget: str, origin: str) -> None:
+    """Validate FILE in the sandbox and, if valid, register it as the next version.
+
+    Identical code returns the existing ID. The validation report is stored with
+    the version. Exit code 1 when the file is rejected.
+
+    \b
+    Example:
+      spade-envs register my_env.py
+    """
+    from .core.metadata import EnvMetadata
+    from .validation import Validator
+    from .validation.static import static_checks
+
+    try:
+        source = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"Cannot read {file}: {exc}") from exc
+    with Validator(budget, pool_size=1) as validator:
+        report = validator.validate(source, filename=file)
+    if not report.passed:
+        click.echo(report.summary())
+        click.echo("Not registered: fix the failures above.")
+        sys.exit(1)
+    _, info = static_checks(source, validator.budget)
+    meta = EnvMetadata(
+        name=info.env_name,
+        kind="text" if info.kind == "duck" else info.kind,
+        skill=info.skill,
+        description=info.description,
+        max_turns=info.max_turns or 1,
+        reward_range=(0.0, 1.0),
+        origin=origin,
+    )
+    record = _registry().register(source, meta, status="validated", report=report)
+    click.echo(f"registered {record.id} (validated, budget {budget})")
+
+
+@click.command("retire")
+@click.argument("env_id")
+def retire(env_id: str) -> None:
+    """Retire a version: it stays readable but is no longer offered.
+
+    \b
+    Example:
+      spade-envs retire spade/NumberGuess-v2
+    """
+    click.echo(f"retired {_registry().retire(env_id).id}")
+
+
+@click.command("export")
+@click.argument("out", type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "parquet", "package"]),
+    default="jsonl",
+    show_default=True,
+    help="package: a directory that pip installs and registers its environments with gymnasium.",
+)
+@click.option("--status", type=click.Choice(_STATUSES), help="Only versions with this status.")
+def export(out: str, fmt: str, status: str | None) -> None:
+    """Export registered versions (code and metadata) to OUT.
+
+    \b
+    Examples:
+      spade-envs export corpus.jsonl
+      spade-envs export corpus.parquet --format parquet
+      spade-envs export my_corpus --format package --status validated
+    """
+    from .registry.formats import export_corpus
+
+    count = export_corpus(_registry(), out, fmt, status=status)
+    click.echo(f"exported {count} environment version(s) to {out}")
+
+
+@click.command("import")
+@click.argument("path", type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "parquet", "package", "spade-pool"]),
+    help="Default: guessed from PATH. spade-pool: a directory of game_*.py files written "
+    "by the SPADE code.",
+)
+def import_(path: str, fmt: str | None) -> None:
+    """Import environments: each is registered (identical code is skipped).
+
+    A malformed file imports nothing. In a spade-pool, files that cannot be
+    imported are listed and skipped.
+
+    \b
+    Examples:
+      spade-envs import corpus.jsonl
+      spade-envs import ./spare_games --format spade-pool
+    """
+    from .registry.formats import import_corpus
+
+    if not Path(path).exists():
+        raise click.UsageError(f"{path} does not exist.")
+    result = import_corpus(_registry(), path, fmt)
+    for problem in result.problems:
+        click.echo(f"skipped: {problem}", err=True)
+    click.echo(result.summary())
+
+
+@click.command("stats")
+def stats() -> None:
+    """Counts of registered versions by kind, skill, origin and status.
+
+    \b
+    Example:
+      spade-envs stats
+    """
+    registry = _registry()
+    click.echo(f"{registry.count()} environment version(s)")
+    for field, counts in registry.counts().items():
+        click.echo(f"{field:>7}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+CORPUS_COMMANDS = (list_registered, show, search, register, retire, export, import_, stats)

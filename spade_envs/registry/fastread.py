@@ -1,0 +1,83 @@
+"""Read-only lookups of a SQLite registry with the standard library, for ``gym.make``.
+
+Opening a :class:`~spade_envs.registry.store.Registry` imports SQLAlchemy and
+SQLModel and checks the schema: about a quarter of a second, paid by every fresh
+process (each ``AsyncVectorEnv`` worker, each script) on its first ``gym.make``.
+An environment version never changes once stored, so ``gym.make`` only needs two
+indexed reads, which ``sqlite3`` answers in well under a millisecond. Anything these
+functions cannot answer (PostgreSQL, a missing database, an unknown or older
+schema, an ID not stored yet) returns None and the caller falls back to the
+registry, which also creates, upgrades and explains.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+__all__ = ["read_env", "read_versions", "sqlite_path"]
+
+_local = threading.local()
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file of a ``sqlite:///`` URL, or None for anything else."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url[len("sqlite:///") :].split("?", 1)[0]
+    return path if path and path != ":memory:" else None
+
+
+def _connection(path: str) -> sqlite3.Connection | None:
+    connections = getattr(_local, "connections", None)
+    if connections is None:
+        connections = _local.connections = {}
+    conn = connections.get(path)
+    if conn is not None:
+        return conn
+    if not Path(path).is_file():
+        return None
+    from .migrations import SCHEMA_VERSION
+
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        row = conn.execute("SELECT version FROM spade_schema WHERE id = 1").fetchone()
+    except sqlite3.Error:
+        return None  # not a registry (yet), or corrupt: the full store explains
+    if row is None or row[0] != SCHEMA_VERSION:
+        conn.close()
+        return None  # the store upgrades older schemas and refuses newer ones
+    connections[path] = conn
+    return conn
+
+
+def read_versions(url: str, name: str) -> list[int] | None:
+    """The stored versions of ``name`` (possibly empty), or None if this cannot tell."""
+    path = sqlite_path(url)
+    conn = _connection(path) if path else None
+    if conn is None:
+        return None
+    try:
+        rows = conn.execute(
+            "SELECT version FROM environments WHERE name = ? ORDER BY version", (name,)
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    return [int(v) for (v,) in rows]
+
+
+def read_env(url: str, name: str, version: int) -> tuple[str, str] | None:
+    """``(kind, source)`` of a stored version, or None if this cannot tell."""
+    path = sqlite_path(url)
+    conn = _connection(path) if path else None
+    if conn is None:
+        return None
+    try:
+        row = conn.execute(
+            "SELECT kind, source FROM environments WHERE name = ? AND version = ?",
+            (name, version),
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else (str(row[0]), str(row[1]))
