@@ -79,7 +79,15 @@ def duck_env_class(inner: type) -> type:
             method = getattr(self.inner, "solution", None)
             if method is None:
                 raise EnvContractError(f"{inner.__name__} has no solution() method.")
-            return method()
+            answer = method()
+            if isinstance(answer, list | tuple):
+                return [str(a) for a in answer]
+            # The SPADE code's solution() returns the bare answer of a one-shot puzzle;
+            # the action that submits it is that answer in \boxed{}.
+            answer = str(answer)
+            if any(mark in answer for mark in ("\\boxed{", "<answer>", "<tool_call>")):
+                return [answer]
+            return [f"\\boxed{{{answer}}}"]
 
     Adapter.__name__ = Adapter.__qualname__ = inner.__name__
     Adapter.__module__ = inner.__module__

@@ -1,0 +1,324 @@
+"""Exporting and importing the corpus in several formats.
+
+``export_corpus`` writes ``jsonl`` (one JSON object per version), ``parquet`` (the same
+columns, one row per version) or ``package`` (a directory that ``pip install``s and
+registers every environment with Gymnasium on import). ``import_corpus`` reads those
+three plus ``spade-pool``, a directory of environments written by the public SPADE code.
+
+A malformed input imports nothing: every row or file is checked before the first write.
+The one exception is ``spade-pool``: pools are large and messy, so a bad game file is
+reported in :attr:`ImportResult.problems` and skipped, and the rest are imported. Pool
+code is read with :mod:`ast` only, never executed.
+
+This module holds the public API and the jsonl and parquet formats; the package format
+lives in :mod:`.package_export`, the SPADE-pool reader in :mod:`.spade_pool`, and the
+checked row they all produce in :mod:`._rows`. Only the public API of
+:class:`~spade_envs.registry.Registry` is used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError, suggest
+from ._rows import REQUIRED, Row, check_row
+from .package_export import check_package_target, export_package, find_manifest, read_package
+from .records import EnvRecord
+from .spade_pool import DEFAULT_POOL_SKILL, read_pool, spade_skill
+from .store import STATUSES, Registry
+
+__all__ = [
+    "DEFAULT_POOL_SKILL",
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
+    "POOL_CHECKPOINT",
+    "ImportResult",
+    "detect_format",
+    "export_corpus",
+    "import_corpus",
+    "spade_skill",
+]
+
+EXPORT_FORMATS = ("jsonl", "parquet", "package")
+IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
+#: The checkpoint name play statistics from a SPADE pool's memory are stored under.
+POOL_CHECKPOINT = "spade-pool"
+
+
+@dataclass
+class ImportResult:
+    """What an import did.
+
+    Attributes:
+        format: The format that was read.
+        imported: Records of the versions this import created, in import order.
+        skipped: Inputs whose code was already registered (identical code is a no-op).
+        problems: One line per input that was not imported (``spade-pool`` only; other
+            formats raise instead).
+        hints: Environment ID -> hint text of the ``spade-pool`` ``*_hint.txt`` files
+            (also stored as the hint of each new version).
+        play_stats: Environment ID -> the ``record_play_stats`` keyword arguments taken
+            from a pool's memory and recorded (checkpoint :data:`POOL_CHECKPOINT`).
+    """
+
+    format: str
+    imported: list[EnvRecord] = field(default_factory=list)
+    skipped: int = 0
+    problems: list[str] = field(default_factory=list)
+    hints: dict[str, str] = field(default_factory=dict)
+    play_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line: how many were imported, skipped and refused."""
+        text = f"imported {len(self.imported)} environment version(s)"
+        if self.skipped:
+            text += f", {self.skipped} already registered (identical code)"
+        if self.problems:
+            text += f", {len(self.problems)} skipped with problems"
+        return text
+
+
+def _unknown_format(fmt: Any, formats: tuple[str, ...], action: str) -> SpadeError:
+    hint = suggest(str(fmt), formats)
+    return SpadeError(
+        f"Unknown {action} format {fmt!r}.{hint} The {action} formats are: {', '.join(formats)}."
+    )
+
+
+def _normalise_format(fmt: Any, formats: tuple[str, ...], action: str) -> str:
+    name = fmt.strip().lower().replace("_", "-") if isinstance(fmt, str) else ""
+    if name not in formats:
+        raise _unknown_format(fmt, formats, action)
+    return name
+
+
+# ----- export -------------------------------------------------------------------------------
+def export_corpus(
+    registry: Registry, out: str | Path, format: str, *, status: str | None = None
+) -> int:
+    """Write every registered version (or those with ``status``) to ``out``.
+
+    Args:
+        registry: The registry to read.
+        out: A file (``jsonl``, ``parquet``) or a new or empty directory (``package``).
+        format: ``"jsonl"``, ``"parquet"`` or ``"package"``.
+        status: Only versions with this status (e.g. ``"validated"``).
+
+    Returns:
+        The number of versions written.
+
+    Raises:
+        SpadeError: Unknown format or status, a non-empty package directory, or pyarrow
+            missing for ``parquet``.
+    """
+    fmt = _normalise_format(format, EXPORT_FORMATS, "export")
+    if status is not None and status not in STATUSES:
+        raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
+    out = Path(out)
+    if fmt == "jsonl":
+        return registry.export_jsonl(out, status=status)
+    # Oldest first, so an import registers the versions of a name in order.
+    records = registry.iter_records(status=status)
+    if fmt == "package":
+        check_package_target(out)  # before reading the registry: fail fast
+        return export_package(list(records), out)
+    return _export_parquet(records, out)
+
+
+def _pyarrow() -> tuple[Any, Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise SpadeError(
+            f"The parquet format needs pyarrow ({exc}); install it with "
+            "`pip install 'spade-envs[parquet]'`."
+        ) from exc
+    return pa, pq
+
+
+def _export_parquet(records: Any, out: Path) -> int:
+    pa, pq = _pyarrow()
+    text, integer = pa.string(), pa.int64()
+    schema = pa.schema(
+        [
+            ("id", text), ("name", text), ("version", integer), ("sha256", text),
+            ("source", pa.large_string()), ("class_name", text), ("kind", text),
+            ("skill", text), ("description", text), ("max_turns", integer),
+            ("origin", text), ("status", text), ("parents", pa.list_(text)),
+            ("document_id", integer), ("model", text), ("run_id", text),
+            ("created_at", pa.timestamp("us", tz="UTC")), ("prompt_sha256", text),
+            ("hint", text), ("extra", text),
+        ],
+        metadata={"spade_envs.corpus": "1"},
+    )  # fmt: skip
+    tmp = out.with_name(out.name + ".partial")
+    written = 0
+    try:
+        with pq.ParquetWriter(tmp, schema) as writer:
+            # Row groups of 1,000 versions: memory stays bounded on a large corpus.
+            for batch in _batches(records, 1000):
+                writer.write_table(pa.Table.from_pylist([_parquet_row(r) for r in batch], schema))
+                written += len(batch)
+        tmp.replace(out)  # a reader never sees half a file
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return written
+
+
+def _batches(items: Any, size: int) -> Any:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _parquet_row(record: EnvRecord) -> dict[str, Any]:
+    row = record.to_dict()
+    created = record.created_at
+    if created is not None and created.tzinfo is None:
+        created = created.replace(tzinfo=dt.timezone.utc)  # the registry stores UTC
+    row["created_at"] = created
+    row["extra"] = json.dumps(record.extra, ensure_ascii=False)  # free-form: JSON text
+    return row
+
+
+# ----- import -------------------------------------------------------------------------------
+def detect_format(path: str | Path) -> str:
+    """The import format of ``path``, from its suffix or its directory layout."""
+    path = Path(path)
+    if not path.exists():
+        raise SpadeError(f"{path} does not exist; pass an export file or directory.")
+    if path.is_dir():
+        if find_manifest(path) is not None:
+            return "package"
+        if any(path.glob("game_*.py")):
+            return "spade-pool"
+        raise SpadeError(
+            f"{path} is neither a package export (manifest.json with pyproject.toml) nor a "
+            "SPADE pool (game_*.py files); pass format= one of " + ", ".join(IMPORT_FORMATS) + "."
+        )
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise SpadeError(
+        f"Cannot tell the format of {path} from its suffix {suffix or '(none)'!r}; use .jsonl "
+        f"or .parquet, or pass format= one of {', '.join(IMPORT_FORMATS)}."
+    )
+
+
+def import_corpus(registry: Registry, path: str | Path, format: str | None = None) -> ImportResult:
+    """Register the environments of an export (identical code is skipped).
+
+    Args:
+        registry: The registry to write into.
+        path: A ``.jsonl``/``.parquet`` file, a package directory or a SPADE pool directory.
+        format: One of :data:`IMPORT_FORMATS`; None detects it from ``path``.
+
+    Raises:
+        SpadeError: Unknown format, or a malformed input (then nothing is imported).
+    """
+    if format is None:
+        fmt = detect_format(path)
+    else:
+        fmt = _normalise_format(format, IMPORT_FORMATS, "import")
+    path = Path(path)
+    result = ImportResult(format=fmt)
+    if fmt == "jsonl":
+        rows = _read_jsonl(path)
+    elif fmt == "parquet":
+        rows = _read_parquet(path)
+    elif fmt == "package":
+        rows = read_package(path)
+    else:
+        rows = read_pool(path, result.problems)
+    _register_rows(registry, rows, result)
+    return result
+
+
+def _register_rows(registry: Registry, rows: list[Row], result: ImportResult) -> None:
+    if rows and all(r.version is not None for r in rows):
+        rows = sorted(rows, key=lambda r: r.version or 0)  # stable: keeps each name's order
+    # Rows get keys above the newest key before the import; identical code returns the
+    # existing record instead (possibly under another name).
+    newest = registry.list(limit=1)
+    before = newest[0].key if newest else 0
+    seen: set[str] = set()
+    # Consecutive runs of rows with the same shared fields go in one transaction each.
+    for _group, run in itertools.groupby(rows, key=Row.group):
+        for chunk in _batches(run, 1000):
+            first = chunk[0]
+            records = registry.register_many(
+                [(r.source, r.meta) for r in chunk],
+                status=first.status,
+                model=first.model,
+                hint=first.hint,
+                prompt_sha256=first.prompt_sha256,
+                extra=first.extra,
+            )
+            for row, record in zip(chunk, records):
+                _account(
+                    registry, row, record, record.key > before and record.id not in seen, result
+                )
+                seen.add(record.id)
+
+
+def _account(
+    registry: Registry, row: Row, record: EnvRecord, new: bool, result: ImportResult
+) -> None:
+    if row.hint and result.format == "spade-pool":
+        result.hints[record.id] = row.hint
+    if not new:
+        result.skipped += 1
+        return
+    result.imported.append(record)
+    if row.stats is not None:
+        registry.record_play_stats(record.id, POOL_CHECKPOINT, **row.stats)
+        result.play_stats[record.id] = dict(row.stats)
+
+
+def _read_jsonl(path: Path) -> list[Row]:
+    rows = []
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise SpadeError(f"{path}, line {number}: not JSON ({exc}).") from None
+                rows.append(check_row(row, f"{path}, line {number}"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpadeError(f"Cannot read {path}: {exc}") from exc
+    return rows
+
+
+def _read_parquet(path: Path) -> list[Row]:
+    pa, pq = _pyarrow()
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise SpadeError(
+            f"{path} is not a readable Parquet file ({exc}); pass a file written by "
+            "`spade-envs export --format parquet`."
+        ) from None
+    missing = [name for name in REQUIRED if name not in table.column_names]
+    if missing:
+        raise SpadeError(f"{path}: missing column(s) {', '.join(missing)}.")
+    rows = []
+    for number, row in enumerate(table.to_pylist(), 1):
+        if isinstance(row.get("extra"), str):
+            try:
+                row["extra"] = json.loads(row["extra"])
+            except ValueError as exc:
+                raise SpadeError(f"{path}, row {number}: extra is not JSON ({exc}).") from None
+        rows.append(check_row(row, f"{path}, row {number}"))
+    return rows
