@@ -1,9 +1,12 @@
-"""Shared test settings: no hub downloads, and a Hypothesis profile for CI."""
+"""Shared test settings: no hub downloads, a Hypothesis profile for CI, and registry
+databases on SQLite and PostgreSQL (127.0.0.1:5432, trust auth)."""
 
 from __future__ import annotations
 
 import os
+import uuid
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -14,3 +17,33 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("default")
+
+ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+
+
+def _admin(statement: str) -> bool:
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    try:
+        with psycopg.connect(ADMIN, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(statement)
+    except psycopg.Error:
+        return False
+    return True
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def registry_url(request, tmp_path):
+    """A fresh, empty registry database; PostgreSQL ones are dropped afterwards."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'registry.db'}"
+        return
+    name = f"spade_test_{uuid.uuid4().hex[:12]}"
+    if not _admin(f'CREATE DATABASE "{name}"'):
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL at 127.0.0.1:5432 is required in CI (.ci/run starts it)")
+        pytest.skip("no PostgreSQL server at 127.0.0.1:5432")
+    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -19,7 +19,9 @@ def code_blocks(path: Path, language: str) -> list[str]:
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_python_examples_run(path):
+def test_python_examples_run(path, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'docs.db'}")
+    monkeypatch.chdir(tmp_path)
     for block in code_blocks(path, "python"):
         exec(compile(block, str(path), "exec"), {"__name__": "__docs__"})
 

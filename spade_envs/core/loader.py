@@ -98,6 +98,9 @@ def load_env_class(source: str, *, filename: str = "<env>") -> type:
     The module is named after the SHA-256 of the source, so two versions of the same
     class never collide in ``sys.modules`` and ``copy``/``pickle`` can find it again.
     """
+    found = _LOADED.get(source)
+    if found is not None:
+        return found
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
     name = f"spade_envs._loaded.m{digest}"
     module = sys.modules.get(name)
@@ -118,7 +121,14 @@ def load_env_class(source: str, *, filename: str = "<env>") -> type:
             raise EnvLoadError(
                 f"{filename} raised {type(exc).__name__} while loading: {exc}"
             ) from exc
-    return find_env_class(module)
+    cls = find_env_class(module)
+    if len(_LOADED) < 4096:  # a bound, so a designer loop cannot grow it without end
+        _LOADED[source] = cls
+    return cls
+
+
+# Source text -> its class: make() of the same code again skips hashing and the scan.
+_LOADED: dict[str, type] = {}
 
 
 def load_env_file(path: str | Path) -> type:

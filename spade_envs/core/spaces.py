@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium.spaces import Text
+from gymnasium.spaces import Space, Text
 
 __all__ = ["UnicodeText", "TextObservation", "DEFAULT_OBSERVATION_LENGTH", "DEFAULT_ACTION_LENGTH"]
 
@@ -58,8 +58,32 @@ class UnicodeText(Text):
         sample_max_length: int = 64,
         seed: int | np.random.Generator | None = None,
     ):
-        super().__init__(max_length=max_length, min_length=min_length, charset=_CHARSET, seed=seed)
+        if type(self)._charset_template is None:
+            # Text builds per-instance charset tables (a few hundred characters) in its
+            # constructor; every env builds two spaces, so build them once and share them
+            # (they are never mutated). This keeps gym.make as cheap as CartPole's.
+            type(self)._charset_template = Text(1, charset=_CHARSET)
+        if not isinstance(min_length, int | np.integer) or not isinstance(
+            max_length, int | np.integer
+        ):
+            raise TypeError(
+                f"min_length and max_length must be integers: {min_length}, {max_length}"
+            )
+        if not 0 <= min_length <= max_length:
+            raise ValueError(
+                f"Need 0 <= min_length <= max_length, got min_length={min_length}, "
+                f"max_length={max_length}."
+            )
+        template = type(self)._charset_template
+        self.min_length, self.max_length = int(min_length), int(max_length)
+        self._char_set = template._char_set
+        self._char_list = template._char_list
+        self._char_index = template._char_index
+        self._char_str = template._char_str
+        Space.__init__(self, dtype=str, seed=seed)
         self.sample_max_length = max(min_length, min(sample_max_length, max_length))
+
+    _charset_template: Text | None = None
 
     def contains(self, x: Any) -> bool:
         """Whether ``x`` is a ``str`` of allowed length (any characters)."""

@@ -9,10 +9,38 @@ methods.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .ids import NAMESPACE, check_name, env_id, parse_env_id
-from .migrations import SCHEMA_VERSION
-from .records import Document, EnvRecord, PlayStats, ValidationRecord
-from .store import SORTS, STATUSES, Registry, default_url
+
+if TYPE_CHECKING:
+    from .migrations import SCHEMA_VERSION
+    from .records import Document, EnvRecord, PlayStats, ValidationRecord
+    from .store import SORTS, STATUSES, Registry, default_url
+
+# ``import spade_envs`` installs the gym.make hook, which only needs ``ids``; the store
+# and its records load on first use, keeping the package import cheap.
+_LAZY = {
+    "SCHEMA_VERSION": "migrations",
+    "Document": "records",
+    "EnvRecord": "records",
+    "PlayStats": "records",
+    "ValidationRecord": "records",
+    "SORTS": "store",
+    "STATUSES": "store",
+    "Registry": "store",
+    "default_url": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "NAMESPACE",

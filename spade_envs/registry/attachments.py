@@ -296,16 +296,29 @@ class Attachments:
             )
             return int(session.exec(query).one())
 
-    def without_embedding(self, model: str, *, limit: int = 1000) -> list[EnvRecord]:
-        """Versions that ``model`` has not embedded yet, oldest first."""
-        from sqlmodel import Session, select
+    def without_embedding(
+        self, model: str, *, after: int = 0, limit: int = 1000
+    ) -> list[EnvRecord]:
+        """Versions that ``model`` has not embedded yet, oldest first.
+
+        Args:
+            model: The embedder's name.
+            after: Only versions whose key is larger (to walk a large corpus in batches).
+            limit: At most this many.
+        """
+        from sqlmodel import Session, and_, select
 
         from .tables import EmbeddingRow, EnvironmentRow
 
-        done = select(EmbeddingRow.environment_id).where(EmbeddingRow.model == model)
+        # An anti-join walks the environments' primary key, so each batch costs the
+        # batch, not a scan of everything embedded so far.
         query = (
             select(EnvironmentRow)
-            .where(EnvironmentRow.id.not_in(done))
+            .outerjoin(
+                EmbeddingRow,
+                and_(EmbeddingRow.environment_id == EnvironmentRow.id, EmbeddingRow.model == model),
+            )
+            .where(EmbeddingRow.id.is_(None), EnvironmentRow.id > after)
             .order_by(EnvironmentRow.id)
             .limit(limit)
         )
