@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from .cli_corpus import CORPUS_COMMANDS
+from .cli_designer import DESIGNER_COMMANDS
 from .core.episodes import random_text
 from .core.game_env import GameSeatEnv
 from .core.metadata import KINDS, SKILLS, describe
@@ -134,7 +135,7 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
     sys.exit(0 if all(r.passed for r in reports) else 1)
 
 
-for _command in CORPUS_COMMANDS:
+for _command in (*CORPUS_COMMANDS, *DESIGNER_COMMANDS):
     main.add_command(_command)
 
 

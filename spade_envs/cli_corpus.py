@@ -194,9 +194,8 @@ def register(file: str, budget: str, origin: str) -> None:
     Example:
       spade-envs register my_env.py
     """
-    from .core.metadata import EnvMetadata
     from .validation import Validator
-    from .validation.static import static_checks
+    from .validation.static import static_metadata
 
     try:
         source = Path(file).read_text(encoding="utf-8")
@@ -208,16 +207,7 @@ def register(file: str, budget: str, origin: str) -> None:
         click.echo(report.summary())
         click.echo("Not registered: fix the failures above.")
         sys.exit(1)
-    _, info = static_checks(source, validator.budget)
-    meta = EnvMetadata(
-        name=info.env_name,
-        kind="text" if info.kind == "duck" else info.kind,
-        skill=info.skill,
-        description=info.description,
-        max_turns=info.max_turns or 1,
-        reward_range=(0.0, 1.0),
-        origin=origin,
-    )
+    meta = static_metadata(source, origin=origin)
     record = _registry().register(source, meta, status="validated", report=report)
     click.echo(f"registered {record.id} (validated, budget {budget})")
 

@@ -25,6 +25,8 @@ __all__ = [
     "parse_number",
     "answers_match",
     "boxed",
+    "leaks_answer",
+    "marked_answer",
 ]
 
 _BOXED = "\\boxed"
@@ -215,3 +217,26 @@ def answers_match(given: str, expected: object, *, rel_tol: float = 1e-6) -> boo
         # Exact arithmetic: no float overflow for huge values, no rounding for small ones.
         return abs(a - b) <= Fraction(rel_tol) * max(abs(a), abs(b)) + Fraction(1, 10**12)
     return normalize_text(answer) == normalize_text(want)
+
+
+def marked_answer(action: str) -> str:
+    """The answer an action marks explicitly (``\\boxed{}``, else ``<answer>``), or ``""``.
+
+    Unlike :func:`extract_answer`, an unmarked action gives nothing: a final command such
+    as "done" or "move north" is not a secret a hint could leak.
+    """
+    found = extract_boxed(action)
+    if found is None:
+        found = extract_tag(action, "answer")
+    return (found or "").strip()
+
+
+def leaks_answer(text: str, answer: str) -> bool:
+    """Whether ``text`` contains ``answer`` as a whole word (case-insensitive).
+
+    Answers shorter than two characters are never counted: a hint may say "1" or "a"
+    without giving anything away.
+    """
+    return (
+        len(answer) >= 2 and re.search(rf"(?<!\w){re.escape(answer)}(?!\w)", text, re.I) is not None
+    )

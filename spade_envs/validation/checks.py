@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..core.answers import extract_boxed, extract_tag
+from ..core.answers import leaks_answer, marked_answer
 from ..core.episodes import Episode, play_episode, random_text, repeated, scripted
 from ..core.game_env import GameSeatEnv
 from ..core.text_game import TextGame
@@ -273,12 +273,8 @@ def check_hint_leak(factory: Factory, budget: Budget) -> dict[str, Any]:
             raise _Fail(f"seed {seed}: hint() must return a non-empty string, got {_short(hint)}")
         # Only a marked answer (\boxed{} or <answer>) can leak; a final command such as
         # "done" or "move north" is not a secret.
-        last = solution[-1]
-        marked = (
-            extract_boxed(last) if extract_boxed(last) is not None else extract_tag(last, "answer")
-        )
-        final = (marked or "").strip()
-        if len(final) >= 2 and re.search(rf"(?<!\w){re.escape(final)}(?!\w)", hint, re.I):
+        final = marked_answer(solution[-1])
+        if leaks_answer(hint, final):
             raise _Fail(
                 f"seed {seed}: the hint {_short(hint, 100)} contains the final answer "
                 f"{final!r}; give help that still leaves the last step to the agent"

@@ -6,11 +6,15 @@ import ast
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .budget import Budget
 from .report import CheckResult
 
-__all__ = ["ALLOWED_MODULES", "FORBIDDEN_CALLS", "StaticInfo", "static_checks"]
+if TYPE_CHECKING:
+    from ..core.metadata import EnvMetadata
+
+__all__ = ["ALLOWED_MODULES", "FORBIDDEN_CALLS", "StaticInfo", "static_checks", "static_metadata"]
 
 #: Standard-library modules an environment may import (plus ``spade_envs``). Nothing that
 #: touches files, processes, the network, the clock or the interpreter's internals.
@@ -283,3 +287,30 @@ def static_checks(
         else "",
     )
     return results, info
+
+
+def static_metadata(
+    source: str, *, origin: str = "designer", parents: tuple[str, ...] = ()
+) -> EnvMetadata:
+    """What the registry records about ``source``, read without running it.
+
+    Raises:
+        SpadeError: The source defines no environment class (validate it first).
+    """
+    from ..core.metadata import EnvMetadata
+    from ..error import SpadeError
+    from .budget import get_budget
+
+    _, info = static_checks(source, get_budget("fast"))
+    if not info.env_name:
+        raise SpadeError("The source defines no environment class; validate it first.")
+    return EnvMetadata(
+        name=info.env_name,
+        kind="text" if info.kind == "duck" else info.kind,
+        skill=info.skill,
+        description=info.description,
+        max_turns=info.max_turns or 1,
+        reward_range=(0.0, 1.0),
+        origin=origin,
+        parents=tuple(parents),
+    )

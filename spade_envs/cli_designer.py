@@ -1,0 +1,132 @@
+"""``spade-envs generate``: run the Environment Designer from the command line."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .core.metadata import SKILLS
+
+__all__ = ["DESIGNER_COMMANDS"]
+
+
+@click.command("generate")
+@click.option(
+    "--model",
+    "model_spec",
+    default="smollm2",
+    show_default=True,
+    help="smollm2 (the packaged SmolLM2-135M-Instruct), a local Hugging Face model "
+    "directory, openai:<base url>[#model] or vllm:<path>.",
+)
+@click.option("--n", type=click.IntRange(1, 100_000), default=8, show_default=True)
+@click.option("--skill", type=click.Choice(SKILLS), help="Default: cycle through every skill.")
+@click.option("--mode", type=click.Choice(["new", "edit"]), default="new", show_default=True)
+@click.option(
+    "--repair",
+    type=click.IntRange(0, 10),
+    default=1,
+    show_default=True,
+    help="Repair rounds: rejected code goes back with the validator's report.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(exists=True),
+    help="Grounding documents (JSONL, Parquet, a directory); default: the sample corpus.",
+)
+@click.option(
+    "--budget",
+    type=click.Choice(["fast", "default", "thorough"]),
+    default="fast",
+    show_default=True,
+    help="Validation budget.",
+)
+@click.option("--batch-size", type=click.IntRange(1, 256), default=4, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(64, 32_768), default=1536, show_default=True)
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.8, show_default=True)
+@click.option(
+    "--embedder",
+    type=click.Choice(["auto", "minilm", "hashing"]),
+    default="auto",
+    show_default=True,
+    help="Embedder of the novelty check and the memory.",
+)
+@click.option(
+    "--hints/--no-hints",
+    default=False,
+    show_default=True,
+    help="Also ask the model for a strategy hint for each registered environment.",
+)
+def generate(
+    model_spec: str,
+    n: int,
+    skill: str | None,
+    mode: str,
+    repair: int,
+    seed: int,
+    corpus_path: str | None,
+    budget: str,
+    batch_size: int,
+    max_tokens: int,
+    temperature: float,
+    embedder: str,
+    hints: bool,
+) -> None:
+    """Generate N environments: prompt -> model -> validate (-> repair) -> novelty -> register.
+
+    Prints a progress bar, then how many were generated, parsed, valid, novel and
+    registered, with the most common rejection reasons.
+
+    \b
+    Examples:
+      spade-envs generate --model smollm2 --n 8 --skill logic
+      spade-envs generate --model openai:http://127.0.0.1:8000 --n 64 --mode edit --repair 2
+    """
+    from .corpus import open_corpus, sample_corpus
+    from .generator import Designer, DesignerConfig, HintWriter
+    from .llm import load_model
+    from .memory import Memory, MemoryConfig
+    from .registry import Registry
+
+    config = DesignerConfig(
+        n=n,
+        skill=skill,
+        mode=mode,
+        repair_rounds=repair,
+        budget=budget,
+        batch_size=batch_size,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+    )
+    corpus = open_corpus(corpus_path) if corpus_path else sample_corpus()
+    registry = Registry()
+    memory = Memory(registry, MemoryConfig(embedder=embedder))
+    click.echo(f"loading {model_spec} ...", err=True)
+    with load_model(model_spec) as model:
+        designer = Designer(model, registry, memory, corpus, config)
+        with click.progressbar(length=n, label="designing", file=sys.stderr) as bar:
+
+            def advance(_attempt: Any) -> None:
+                bar.update(1)
+
+            report = designer.run(progress=advance)
+        click.echo(report.table())
+        registered = [a for a in report.attempts if a.stage == "registered"]
+        if hints and registered:
+            writer = HintWriter(model)
+            for attempt, hint in zip(
+                registered, writer.write([a.code for a in registered], seed=seed)
+            ):
+                if hint.ok:
+                    registry.set_hint(attempt.env_id, hint.text)
+                click.echo(f"hint for {attempt.env_id}: " + ("stored" if hint.ok else hint.reason))
+    for attempt in registered:
+        click.echo(f"registered {attempt.env_id}")
+
+
+DESIGNER_COMMANDS = (generate,)

@@ -1,0 +1,359 @@
+"""The designer pipeline: prompt -> model -> code -> validate (-> repair) -> novelty -> register.
+
+Every generation attempt is accounted for, whatever goes wrong: a model error, a reply
+without code, a module that does not parse, a validation failure, a near-copy of a
+stored environment. Failures become counted reasons in the :class:`DesignerReport`;
+nothing in one attempt can stop the batch. Rejected validations get up to
+``repair_rounds`` more turns in the same conversation, with the validator's report as
+feedback.
+
+Modes:
+    new: a new environment grounded on a corpus document and on memory (similar and
+        high-regret references, too-easy and too-hard negative examples).
+    edit: a variant of a high-regret environment (as ACCEL mutates levels); when the
+        memory has no played environment of the skill, a validated one is used, and
+        with none at all the attempt falls back to ``new`` (recorded).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.metadata import SKILLS
+from ..error import SpadeError
+from .extract import extract_code
+from .prompts import EDIT_CHANGES, DesignerPrompts, Reference, describe_stats, prompt_sha256
+
+__all__ = ["MODES", "Attempt", "Designer", "DesignerConfig", "DesignerReport"]
+
+MODES = ("new", "edit")
+#: Stages an attempt passes, in order; an attempt stops at the first it fails.
+STAGES = ("requested", "generated", "parsed", "valid", "novel", "registered")
+
+
+@dataclass(frozen=True)
+class DesignerConfig:
+    """Settings of one designer run (``spade-envs generate`` fills it from its options).
+
+    Attributes:
+        n: Environments to attempt.
+        skill: Target skill; None cycles through every skill.
+        mode: ``new`` or ``edit``.
+        repair_rounds: Extra turns a rejected attempt gets, with the validator's feedback.
+        novelty_threshold: Minimum distance (1 - cosine) to the nearest stored environment.
+        budget: Validation budget (``fast``, ``default``, ``thorough``).
+        difficulty: Words for the prompt (``easy``, ``medium``, ``hard``).
+        references: Similar environments shown in a ``new`` prompt.
+        batch_size: Conversations sent to the model at once.
+        temperature: Sampling temperature.
+        max_tokens: Longest reply.
+        seed: Seeds document sampling, skill/parent choice and model sampling.
+        run_id: Recorded with every registered environment (default: a new UUID).
+    """
+
+    n: int = 8
+    skill: str | None = None
+    mode: str = "new"
+    repair_rounds: int = 1
+    novelty_threshold: float = 0.05
+    budget: str = "fast"
+    difficulty: str = "medium"
+    references: int = 1
+    batch_size: int = 4
+    temperature: float = 0.8
+    max_tokens: int = 1536
+    seed: int = 0
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise SpadeError(f"mode must be one of {MODES}, got {self.mode!r}.")
+        if self.skill is not None and self.skill not in SKILLS:
+            import difflib
+
+            close = difflib.get_close_matches(str(self.skill), SKILLS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise SpadeError(f"skill must be one of {SKILLS}, got {self.skill!r}.{hint}")
+        if self.n < 1 or self.batch_size < 1 or self.repair_rounds < 0:
+            raise SpadeError("n and batch_size must be at least 1, repair_rounds at least 0.")
+
+
+@dataclass
+class Attempt:
+    """One environment the designer was asked for, and how far it got."""
+
+    index: int
+    mode: str
+    skill: str
+    stage: str = "requested"
+    reason: str = ""
+    rounds: int = 0  # model turns used (1 + repairs)
+    env_id: str = ""
+    document_id: int | None = None
+    parent_id: str = ""
+    prompt_sha256: str = ""
+    code: str = ""
+    novelty: float | None = None
+    messages: list[dict[str, str]] = field(default_factory=list, repr=False)
+    reply: str = field(default="", repr=False)
+
+    @property
+    def repaired(self) -> bool:
+        return self.rounds > 1 and self.stage in ("valid", "novel", "registered")
+
+
+@dataclass
+class DesignerReport:
+    """What a run produced: per-attempt records, stage counts and rejection reasons."""
+
+    model: str
+    config: DesignerConfig
+    attempts: list[Attempt] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, stage: str) -> int:
+        """Attempts that reached ``stage`` (see :data:`STAGES`)."""
+        rank = STAGES.index(stage)
+        return sum(1 for a in self.attempts if STAGES.index(a.stage) >= rank)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {stage: self.count(stage) for stage in STAGES}
+        out["repaired"] = sum(1 for a in self.attempts if a.repaired)
+        return out
+
+    @property
+    def reasons(self) -> Counter[str]:
+        return Counter(a.reason for a in self.attempts if a.reason)
+
+    def table(self, top: int = 5) -> str:
+        """A summary table: counts per stage and the most common rejection reasons."""
+        counts = self.counts
+        lines = [f"designer run: {self.model}, mode {self.config.mode}, {self.seconds:.0f} s"]
+        for stage in STAGES:
+            lines.append(f"  {stage:<11} {counts[stage]:>5}")
+        lines.append(f"  {'repaired':<11} {counts['repaired']:>5}  (valid only after a repair)")
+        if self.reasons:
+            lines.append("top rejection reasons:")
+            for reason, n in self.reasons.most_common(top):
+                lines.append(f"  {n:>4}  {reason}")
+        return "\n".join(lines)
+
+
+def _short_reason(text: str, limit: int = 120) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Designer:
+    """Runs the designer pipeline with one model over one registry.
+
+    Args:
+        model: A :class:`spade_envs.llm.ChatModel`.
+        registry: A :class:`spade_envs.registry.Registry`.
+        memory: A :class:`spade_envs.memory.Memory` over the same registry.
+        corpus: A :class:`spade_envs.corpus.Corpus` of grounding documents.
+        config: The run's settings.
+        validator: A :class:`spade_envs.validation.Validator` (one is made, and closed,
+            when omitted).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        registry: Any,
+        memory: Any,
+        corpus: Any,
+        config: DesignerConfig | None = None,
+        validator: Any = None,
+    ):
+        self.model = model
+        self.registry = registry
+        self.memory = memory
+        self.corpus = corpus
+        self.config = config or DesignerConfig()
+        self.prompts = DesignerPrompts()
+        self.run_id = self.config.run_id or uuid.uuid4().hex
+        self._validator = validator
+        self._own_validator = validator is None
+        self._rng = random.Random(self.config.seed)
+
+    # ----- the run --------------------------------------------------------------------------
+    def run(self, progress: Callable[[Attempt], None] | None = None) -> DesignerReport:
+        """Attempt ``config.n`` environments; ``progress`` is called as each one finishes."""
+        from ..llm.base import SamplingParams
+        from ..validation import Validator
+
+        if self._validator is None:
+            self._validator = Validator(self.config.budget, pool_size=1)
+        report = DesignerReport(getattr(self.model, "name", str(self.model)), self.config)
+        start = time.perf_counter()
+        self.memory.sync()
+        try:
+            for first in range(0, self.config.n, self.config.batch_size):
+                count = min(self.config.batch_size, self.config.n - first)
+                batch = [self._prepare(first + i) for i in range(count)]
+                report.attempts.extend(batch)
+                pending = [a for a in batch if a.stage == "requested"]
+                for _round in range(1 + self.config.repair_rounds):
+                    if not pending:
+                        break
+                    params = SamplingParams(
+                        temperature=self.config.temperature,
+                        max_tokens=self.config.max_tokens,
+                        seed=self.config.seed * 100_003 + pending[0].index * 17 + _round,
+                    )
+                    replies = self.model.generate([a.messages for a in pending], params)
+                    retry = []
+                    for attempt, completion in zip(pending, replies):
+                        attempt.rounds += 1
+                        if self._judge(attempt, completion):
+                            retry.append(attempt)
+                    pending = [a for a in retry if _round < self.config.repair_rounds]
+                for attempt in batch:
+                    if progress is not None:
+                        progress(attempt)
+        finally:
+            if self._own_validator and self._validator is not None:
+                self._validator.close()
+                self._validator = None
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _prepare(self, index: int) -> Attempt:
+        """Choose the skill, document and references, and build the first prompt."""
+        skill = self.config.skill or SKILLS[(self.config.seed + index) % len(SKILLS)]
+        attempt = Attempt(index=index, mode=self.config.mode, skill=skill)
+        try:
+            document = self.corpus.sample(1, seed=self.config.seed * 1_000_003 + index)[0]
+            attempt.document_id = self.registry.add_document(document.text, source=document.doc_id)
+            messages = None
+            if self.config.mode == "edit":
+                messages = self._edit_prompt(attempt, document.text)
+            if messages is None:
+                attempt.mode = "new"
+                messages = self._new_prompt(skill, document.text)
+            attempt.messages = messages
+            attempt.prompt_sha256 = prompt_sha256(messages)
+        except SpadeError as exc:
+            attempt.reason = _short_reason(f"prompt: {exc}")
+        return attempt
+
+    def _new_prompt(self, skill: str, document: str) -> list[dict[str, str]]:
+        references = [
+            Reference(hit.record.id, hit.record.source, "similar to the document")
+            for hit in self.memory.similar(document, k=self.config.references)
+        ]
+        for record, stats in self.memory.high_regret(skill=skill, k=1):
+            if record.id not in {r.env_id for r in references}:
+                references.append(
+                    Reference(record.id, record.source, f"high regret: {describe_stats(stats)}")
+                )
+        negatives = [
+            Reference(record.id, "", f"too easy ({describe_stats(stats)})")
+            for record, stats in self.memory.too_easy(k=1)
+        ] + [
+            Reference(record.id, "", f"too hard ({describe_stats(stats)})")
+            for record, stats in self.memory.too_hard(k=1)
+        ]
+        return self.prompts.new(
+            document=document,
+            skill=skill,
+            difficulty=self.config.difficulty,
+            references=references,
+            negatives=negatives,
+        )
+
+    def _edit_prompt(self, attempt: Attempt, document: str) -> list[dict[str, str]] | None:
+        played = self.memory.high_regret(skill=attempt.skill, k=5)
+        if played:
+            parent, stats = self._rng.choice(played)
+            win_rate, regret = stats.win_rate, stats.regret
+        else:
+            candidates = self.registry.list(skill=attempt.skill, status="validated", limit=50)
+            candidates = [c for c in candidates if c.kind == "text"] or candidates
+            if not candidates:
+                return None
+            parent, win_rate, regret = self._rng.choice(candidates), 0.5, 0.0
+        attempt.parent_id = parent.id
+        return self.prompts.edit(
+            parent=Reference(parent.id, parent.source, "high regret"),
+            skill=attempt.skill,
+            win_rate=win_rate,
+            regret=regret,
+            change=self._rng.choice(EDIT_CHANGES),
+            document=document,
+        )
+
+    # ----- judging one reply ----------------------------------------------------------------
+    def _judge(self, attempt: Attempt, completion: Any) -> bool:
+        """Take one reply through parse -> validate -> novelty -> register.
+
+        Returns:
+            True when the attempt should get a repair turn.
+        """
+        attempt.stage = "requested"
+        if not completion.ok:
+            attempt.reason = _short_reason(f"model error: {completion.error}")
+            return False
+        attempt.stage, attempt.reply = "generated", completion.text
+        extraction = extract_code(completion.text)
+        if not extraction.ok:
+            if completion.finish_reason == "length" and extraction.reason != "no code":
+                attempt.reason = "truncated (hit max_tokens)"
+            else:
+                attempt.reason = f"no usable code: {extraction.reason}"
+            return self._ask_repair(attempt, completion.text, f"- {attempt.reason}")
+        attempt.stage, attempt.code = "parsed", extraction.code
+        report = self._validator.validate(extraction.code, filename=f"designer-{attempt.index}.py")
+        if not report.passed:
+            failure = report.failures[0] if report.failures else None
+            attempt.reason = _short_reason(
+                f"invalid: {failure.name}: {failure.reason}" if failure else "invalid"
+            )
+            return self._ask_repair(attempt, completion.text, report.feedback())
+        attempt.stage = "valid"
+        from ..validation.static import static_metadata
+
+        meta = static_metadata(
+            extraction.code,
+            origin="designer",
+            parents=(attempt.parent_id,) if attempt.parent_id else (),
+        )
+        novelty = self.memory.novelty(extraction.code, meta.description, meta.skill)
+        attempt.novelty = novelty.score
+        if novelty.score < self.config.novelty_threshold:
+            near = novelty.nearest.record.id if novelty.nearest else "?"
+            attempt.reason = f"not novel: {novelty.score:.3f} from {near}"
+            return False
+        attempt.stage = "novel"
+        try:
+            record = self.registry.register(
+                extraction.code,
+                meta,
+                status="validated",
+                document_id=attempt.document_id,
+                model=getattr(self.model, "name", ""),
+                run_id=None,
+                prompt_sha256=attempt.prompt_sha256,
+                extra={"designer_run": self.run_id, "mode": attempt.mode, "rounds": attempt.rounds},
+                report=report,
+            )
+        except SpadeError as exc:
+            attempt.reason = _short_reason(f"registry: {exc}")
+            return False
+        attempt.stage, attempt.env_id, attempt.reason = "registered", record.id, ""
+        self.memory.sync()  # later attempts in this run see it when judging novelty
+        return False
+
+    def _ask_repair(self, attempt: Attempt, reply: str, feedback: str) -> bool:
+        if attempt.rounds > self.config.repair_rounds:
+            return False
+        attempt.messages = self.prompts.repair(attempt.messages, reply, feedback)
+        return True
