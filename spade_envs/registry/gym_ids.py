@@ -20,7 +20,7 @@ from typing import Any
 
 from .ids import NAMESPACE
 
-__all__ = ["install", "make_env", "shared_registry"]
+__all__ = ["build_env", "install", "make_env", "shared_registry"]
 
 _ENTRY_POINT = "spade_envs.registry.gym_ids:make_env"
 
@@ -147,18 +147,56 @@ def make_env(
         **knobs: Difficulty knobs.
     """
     kind, source = _stored(env_id)
+    return build_env(
+        source,
+        kind,
+        filename=env_id,
+        isolation=isolation,
+        seat=seat,
+        opponent=opponent,
+        render_mode=render_mode,
+        **knobs,
+    )
+
+
+def build_env(
+    source: str,
+    kind: str,
+    *,
+    filename: str,
+    isolation: str = "sandbox",
+    seat: int = 0,
+    opponent: str = "best",
+    render_mode: str | None = None,
+    **knobs: Any,
+) -> Any:
+    """Build an environment from its code: in the sandbox, or trusted in-process.
+
+    Shared by :func:`make_env` and the packages that ``spade-envs export --format
+    package`` writes.
+
+    Args:
+        source: The environment's module.
+        kind: ``text``, ``tool`` or ``game`` (a game is played from ``seat``).
+        filename: Shown in tracebacks and errors.
+        isolation: ``"sandbox"`` (default) or ``"none"`` (trusted, in-process).
+        seat: For games, the seat the agent plays.
+        opponent: For games: ``"best"`` or ``"random"``.
+        render_mode: ``"ansi"`` or None.
+        **knobs: Difficulty knobs.
+    """
     is_game = kind == "game"
     if isolation == "none":
         from ..core.game_env import GameSeatEnv
         from ..core.loader import load_env_class
 
-        env = load_env_class(source, filename=env_id)(render_mode=render_mode, **knobs)
+        env = load_env_class(source, filename=filename)(render_mode=render_mode, **knobs)
         return GameSeatEnv(env, seat=seat, opponent=opponent) if is_game else env
     from ..sandbox import open_env
 
     return open_env(
         source,
-        filename=env_id,
+        filename=filename,
         knobs=knobs,
         seat=seat if is_game else None,
         opponent=opponent,

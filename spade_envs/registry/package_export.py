@@ -178,25 +178,17 @@ def make_env(
         render_mode: ``"ansi"`` or None.
         **knobs: Difficulty knobs.
     """
-    code = source(env_id)
-    filename = f"{__name__}/{_entry(env_id)['file']}"
-    is_game = _entry(env_id)["kind"] == "game"
-    if isolation == "none":
-        from spade_envs.core.game_env import GameSeatEnv
-        from spade_envs.core.loader import load_env_class
+    from spade_envs.registry.gym_ids import build_env
 
-        env = load_env_class(code, filename=filename)(render_mode=render_mode, **knobs)
-        return GameSeatEnv(env, seat=seat, opponent=opponent) if is_game else env
-    from spade_envs.sandbox import open_env
-
-    return open_env(
-        code,
-        filename=filename,
-        knobs=knobs,
-        seat=seat if is_game else None,
-        opponent=opponent,
+    return build_env(
+        source(env_id),
+        _entry(env_id)["kind"],
+        filename=f"{__name__}/{_entry(env_id)['file']}",
         isolation=isolation,
+        seat=seat,
+        opponent=opponent,
         render_mode=render_mode,
+        **knobs,
     )
 
 

@@ -444,55 +444,6 @@ class Registry(Attachments):
             yield from records
             last = records[-1].key
 
-    def import_jsonl(self, path: str | Path) -> list[EnvRecord]:
-        """Register every environment of a JSONL export (identical code is skipped).
-
-        The whole file is checked before anything is written, so a malformed file
-        imports nothing; the rest goes in with one transaction per 1,000 versions.
-        """
-        required = {"name", "source", "kind", "skill", "description", "max_turns", "origin"}
-        items: list[tuple[str, EnvMetadata, str, str]] = []
-        with Path(path).open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise SpadeError(f"{path}, line {number}: not JSON ({exc}).") from None
-                missing = required - set(row) if isinstance(row, dict) else required
-                if missing:
-                    raise SpadeError(
-                        f"{path}, line {number}: missing field(s) {', '.join(sorted(missing))}."
-                    )
-                try:
-                    check_name(row["name"])
-                    meta = EnvMetadata(
-                        name=row["name"],
-                        kind=row["kind"],
-                        skill=row["skill"],
-                        description=row["description"],
-                        max_turns=int(row["max_turns"]),
-                        reward_range=(0.0, 1.0),
-                        origin="imported",
-                        parents=tuple(row.get("parents") or ()),
-                    )
-                except (SpadeError, TypeError, ValueError) as exc:
-                    raise SpadeError(f"{path}, line {number}: {exc}") from None
-                if meta.kind not in KINDS:
-                    raise SpadeError(f"{path}, line {number}: kind must be one of {KINDS}.")
-                status = row.get("status") if row.get("status") in STATUSES else "candidate"
-                items.append((row["source"], meta, status, str(row.get("model") or "")))
-        records: list[EnvRecord] = []
-        for chunk in _chunks(items, 1000):
-            for (status, model), group in _group_by_status_model(chunk):
-                records.extend(
-                    self.register_many(
-                        [(source, meta) for source, meta, *_ in group], status=status, model=model
-                    )
-                )
-        return records
-
     def close(self) -> None:
         """Release the database connections."""
         self.engine.dispose()
@@ -500,17 +451,3 @@ class Registry(Attachments):
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _group_by_status_model(
-    chunk: Sequence[tuple[str, EnvMetadata, str, str]],
-) -> Iterable[tuple[tuple[str, str], list[tuple[str, EnvMetadata, str, str]]]]:
-    """Consecutive runs with the same (status, model), so the import keeps file order."""
-    group: list[tuple[str, EnvMetadata, str, str]] = []
-    for item in chunk:
-        if group and item[2:] != group[-1][2:]:
-            yield (group[-1][2], group[-1][3]), group
-            group = []
-        group.append(item)
-    if group:
-        yield (group[-1][2], group[-1][3]), group
