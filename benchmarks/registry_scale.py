@@ -194,8 +194,10 @@ def main() -> None:
     start = time.perf_counter()
     exact_memory = Memory(registry, MemoryConfig(index="exact"), embedder=embedder)
     embedded = exact_memory.sync(
-        progress=lambda done, all_: done % 20_000 < 64
-        and print(f"   ... {done:,}/{all_:,} embedded", file=sys.stderr, flush=True)
+        progress=lambda done, all_: (
+            done % 20_000 < 64
+            and print(f"   ... {done:,}/{all_:,} embedded", file=sys.stderr, flush=True)
+        )
     )
     rows.append(
         (

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from .cli_agent import AGENT_COMMANDS
 from .cli_corpus import CORPUS_COMMANDS
 from .cli_designer import DESIGNER_COMMANDS
 from .core.episodes import random_text
@@ -135,7 +136,7 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
     sys.exit(0 if all(r.passed for r in reports) else 1)
 
 
-for _command in (*CORPUS_COMMANDS, *DESIGNER_COMMANDS):
+for _command in (*CORPUS_COMMANDS, *DESIGNER_COMMANDS, *AGENT_COMMANDS):
     main.add_command(_command)
 
 

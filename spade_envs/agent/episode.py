@@ -1,0 +1,217 @@
+"""What a rollout plays (:class:`EnvTarget`, :class:`PlaySpec`) and what it records
+(:class:`Episode`), with JSON-lines saving and loading of trajectories."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError, UnknownEnvironmentError
+from .policy import Turn
+
+__all__ = [
+    "END_OUTCOMES",
+    "FAILED_OUTCOMES",
+    "Episode",
+    "EnvTarget",
+    "PlaySpec",
+    "load_jsonl",
+    "resolve_envs",
+    "save_jsonl",
+]
+
+#: How an episode may end.
+END_OUTCOMES = ("terminated", "truncated", "max_turns", "env_error", "timeout", "model_error")
+#: Endings that are the environment's fault (the designer reward penalises them).
+FAILED_OUTCOMES = ("env_error", "timeout")
+
+
+@dataclass(frozen=True)
+class EnvTarget:
+    """One registered environment version to play.
+
+    Attributes:
+        env_id: ``spade/<Name>-v<N>``.
+        source: Its code (run in the sandbox unless the rollout is told otherwise).
+        kind: ``"text"``, ``"tool"`` or ``"game"``.
+        description: Its task description (goes into the system prompt).
+        written_hint: The model-written hint stored in the registry ("" when none).
+    """
+
+    env_id: str
+    source: str
+    kind: str
+    description: str = ""
+    written_hint: str = ""
+
+
+def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget]:
+    """Look environments up in the registry; seeds are registered on first use.
+
+    Args:
+        env_ids: Gym IDs (``spade/NumberGuess-v1``) or bare names (``NumberGuess``: the
+            newest version).
+        registry: A :class:`~spade_envs.registry.Registry`; default: the one at
+            ``SPADE_REGISTRY_URL`` (or the per-user SQLite file).
+
+    Raises:
+        UnknownEnvironmentError: An ID names nothing registered (with close matches).
+    """
+    from ..core.metadata import describe
+    from ..registry.gym_ids import shared_registry
+    from ..registry.ids import NAMESPACE, parse_env_id
+    from ..seeds import seed_classes, seed_source
+
+    registry = registry if registry is not None else shared_registry()
+    seeds = seed_classes()
+    targets = []
+    for raw in env_ids:
+        text = str(raw).strip()
+        if text.startswith(f"{NAMESPACE}/"):
+            name, _version = parse_env_id(text)
+        else:
+            name, text = text, ""
+        if not registry.versions(name) and name in seeds:
+            registry.register(seed_source(name), describe(seeds[name]), status="validated")
+        if not text:
+            versions = registry.versions(name)
+            if not versions:
+                raise UnknownEnvironmentError(name, registry.names(), what="registered environment")
+            text = versions[-1]
+        record = registry.get(text)
+        targets.append(
+            EnvTarget(
+                env_id=record.id,
+                source=record.source,
+                kind=record.kind,
+                description=record.description,
+                written_hint=record.hint,
+            )
+        )
+    return targets
+
+
+@dataclass(frozen=True)
+class PlaySpec:
+    """One episode to play.
+
+    Attributes:
+        env_id: Which environment (must be among the rollout's targets).
+        play_index: The play's number for this environment; with the environment it
+            fixes the sampling seeds, so the hinted and unhinted plays of one index share
+            them (common random numbers).
+        env_seed: The ``reset`` seed.
+        hint: Whether the first observation carries the hint.
+    """
+
+    env_id: str
+    play_index: int
+    env_seed: int
+    hint: bool = False
+
+
+@dataclass
+class Episode:
+    """One finished play.
+
+    Attributes:
+        env_id: The environment version.
+        play_index: See :class:`PlaySpec`.
+        env_seed: The ``reset`` seed.
+        hint: Whether the play saw a hint.
+        hint_source: ``"env"`` (``hint()`` after reset), ``"written"`` (the registry's
+            model-written hint) or ``""``.
+        hint_text: The hint shown.
+        kind: ``"text"``, ``"tool"`` or ``"game"``.
+        opponent: For games: ``"best"``, ``"random"`` or ``"self"`` (the model in every seat).
+        model: The model's name.
+        outcome: One of :data:`END_OUTCOMES`.
+        episode_return: Sum of the rewards (of ``player_0`` in self-play).
+        won: Whether the return reached the top of the reward range.
+        penalty: For a play whose environment hung or crashed, the penalty the designer
+            reward can use (``RolloutConfig.error_penalty``); 0 otherwise.
+        error: What went wrong, "" otherwise.
+        seat_returns: Return of each seat (games in self-play; else the one seat "").
+        turns: The model's turns.
+        messages: The chat of each seat, system prompt included.
+    """
+
+    env_id: str
+    play_index: int
+    env_seed: int
+    hint: bool
+    hint_source: str
+    hint_text: str
+    kind: str
+    opponent: str
+    model: str
+    outcome: str = "terminated"
+    episode_return: float = 0.0
+    won: bool = False
+    penalty: float = 0.0
+    error: str = ""
+    seat_returns: dict[str, float] = field(default_factory=dict)
+    turns: list[Turn] = field(default_factory=list)
+    messages: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the environment hung or crashed (the play says nothing about the agent)."""
+        return self.outcome in FAILED_OUTCOMES
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(len(t.token_ids) for t in self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Episode:
+        data = dict(data)
+        data["turns"] = [Turn(**t) for t in data.get("turns", [])]
+        return cls(**data)
+
+
+def save_jsonl(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> int:
+    """Write one episode per line; returns how many were written.
+
+    Raises:
+        SpadeError: The file cannot be written.
+    """
+    count = 0
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            for episode in episodes:
+                handle.write(json.dumps(episode.to_dict(), ensure_ascii=False) + "\n")
+                count += 1
+    except OSError as exc:
+        raise SpadeError(f"Cannot write trajectories to {path}: {exc}") from exc
+    return count
+
+
+def load_jsonl(path: str | os.PathLike[str]) -> list[Episode]:
+    """Read episodes written by :func:`save_jsonl`.
+
+    Raises:
+        SpadeError: The file is missing or a line is not an episode.
+    """
+    episodes = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SpadeError(f"Cannot read trajectories from {path}: {exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            episodes.append(Episode.from_dict(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            raise SpadeError(
+                f"{path}:{number} is not an episode written by save_jsonl ({exc})."
+            ) from exc
+    return episodes

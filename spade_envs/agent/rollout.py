@@ -1,0 +1,588 @@
+"""The rollout engine: many plays of many environments at once, one model call per turn.
+
+```python
+from spade_envs.agent import RolloutConfig, rollout, save_jsonl
+from spade_envs.llm import load_model
+
+with load_model("smollm2") as model:
+    episodes = rollout(model, ["spade/NumberGuess-v1"], plays=8, hint=True,
+                       config=RolloutConfig(max_tokens=64, seed=0))
+save_jsonl(episodes, "traj.jsonl")
+```
+
+Every turn, the engine asks the model ONCE for the next action of every live play
+(each with its own sampling seed, derived from the run seed, the environment, the play
+index and the turn, so a play's replies do not depend on what else is in the batch),
+then steps all the environments (sandboxed ones in parallel, one worker each). An
+environment that hangs (past ``step_timeout``) or crashes ends only its own play, with
+outcome ``"timeout"`` or ``"env_error"`` and ``penalty`` set; a failed model request
+ends only its play, with outcome ``"model_error"``. Finished plays make room for queued
+ones, up to ``max_concurrent`` at a time; ``max_concurrent=1`` is the one-at-a-time
+baseline and gives the same trajectories.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..error import SandboxTimeout, SpadeError
+from ..llm.base import ChatModel, Completion, SamplingParams
+from .episode import EnvTarget, Episode, PlaySpec, resolve_envs
+from .policy import Policy, Turn, classify_action, system_prompt, with_hint
+
+if TYPE_CHECKING:
+    from ..sandbox.config import SandboxConfig
+
+__all__ = ["RolloutConfig", "RolloutEngine", "RolloutStats", "matched_specs", "rollout"]
+
+Progress = Callable[[Episode], None]
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """How plays are run.
+
+    Attributes:
+        isolation: ``"sandbox"`` (default: every environment in its own sandbox worker)
+            or ``"none"`` (trusted code, in this process; step timeouts are then NOT
+            enforced: use it only for code you vouch for, e.g. seeds in tests).
+        step_timeout: Wall-clock seconds for one reset/step/hint call in the sandbox;
+            past it the worker is killed and the play ends with outcome ``"timeout"``.
+        load_timeout: Seconds for loading an environment module in the sandbox.
+        max_concurrent: Most plays live at once (the batch size of the model call);
+            1 plays one episode at a time.
+        max_turns: Cap on model turns per play (``None``: the environment's own limit;
+            the engine also stops at 200 turns, the validator's ceiling).
+        temperature: Sampling temperature (0: greedy).
+        top_p: Nucleus sampling mass.
+        max_tokens: The most tokens of one reply.
+        seed: Run seed of the sampling seeds (``None``: unseeded sampling).
+        env_seed: Reset seed of play 0; play ``i`` resets with ``env_seed + i``.
+        hint_source: ``"env"``: the environment's ``hint()`` after reset; ``"written"``:
+            the model-written hint stored in the registry.
+        opponent: For games: ``"best"`` or ``"random"`` (a fixed opponent; the model plays
+            ``player_0``) or ``"self"`` (the model plays every seat).
+        error_penalty: The ``penalty`` recorded on a play whose environment hung or crashed.
+        max_action_chars: Replies longer than this are cut before they reach the
+            environment (outcome ``"too_long"``).
+        sandbox: Limits of the sandbox workers (default ``SandboxConfig()``); its timeouts
+            are replaced by ``step_timeout``/``load_timeout``.
+    """
+
+    isolation: Literal["sandbox", "none"] = "sandbox"
+    step_timeout: float = 10.0
+    load_timeout: float = 20.0
+    max_concurrent: int = 32
+    max_turns: int | None = None
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_tokens: int = 256
+    seed: int | None = 0
+    env_seed: int = 0
+    hint_source: Literal["env", "written"] = "env"
+    opponent: Literal["best", "random", "self"] = "best"
+    error_penalty: float = 1.0
+    max_action_chars: int = 8192
+    sandbox: SandboxConfig | None = None
+
+    def __post_init__(self) -> None:
+        def bad(what: str) -> SpadeError:
+            return SpadeError(f"RolloutConfig.{what}")
+
+        if self.isolation not in ("sandbox", "none"):
+            raise bad(f"isolation must be 'sandbox' or 'none', got {self.isolation!r}.")
+        for name in ("step_timeout", "load_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise bad(f"{name} must be positive seconds, got {value!r}.")
+        if not isinstance(self.max_concurrent, int) or self.max_concurrent < 1:
+            raise bad(f"max_concurrent must be a positive int, got {self.max_concurrent!r}.")
+        if self.max_turns is not None and (
+            not isinstance(self.max_turns, int) or self.max_turns < 1
+        ):
+            raise bad(f"max_turns must be None or a positive int, got {self.max_turns!r}.")
+        if self.hint_source not in ("env", "written"):
+            raise bad(f"hint_source must be 'env' or 'written', got {self.hint_source!r}.")
+        if self.opponent not in ("best", "random", "self"):
+            raise bad(f"opponent must be 'best', 'random' or 'self', got {self.opponent!r}.")
+        if not isinstance(self.max_action_chars, int) or self.max_action_chars < 1:
+            raise bad(f"max_action_chars must be a positive int, got {self.max_action_chars!r}.")
+        # Checks temperature/top_p/max_tokens now, with the llm package's messages.
+        SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens)
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int)
+        ):
+            raise bad(f"seed must be an int or None, got {self.seed!r}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["sandbox"] = None if self.sandbox is None else self.sandbox.to_dict()
+        return data
+
+
+@dataclass
+class RolloutStats:
+    """Where a run's time went (for benchmarks and progress displays).
+
+    Attributes:
+        episodes: Plays finished.
+        turns: Model turns taken.
+        model_calls: Batched model calls made.
+        generated_tokens: Tokens the model generated.
+        model_seconds: Wall time inside model calls.
+        env_seconds: Wall time opening, resetting, stepping and closing environments.
+        wall_seconds: Wall time of the whole run.
+    """
+
+    episodes: int = 0
+    turns: int = 0
+    model_calls: int = 0
+    generated_tokens: int = 0
+    model_seconds: float = 0.0
+    env_seconds: float = 0.0
+    wall_seconds: float = 0.0
+
+
+_MAX_TURNS = 200
+
+
+def _turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) -> int | None:
+    # A stable hash (not Python's salted hash()) so runs reproduce across processes;
+    # 31 bits suit every backend (OpenAI servers, vLLM, torch generators).
+    if run_seed is None:
+        return None
+    digest = hashlib.sha256(f"{run_seed}|{env_id}|{play_index}|{turn}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def matched_specs(
+    env_ids: Sequence[str], plays: int, *, hint: bool | None = None, env_seed: int = 0
+) -> list[PlaySpec]:
+    """The plays of a run: ``plays`` per environment, with reset seeds ``env_seed + i``.
+
+    Args:
+        hint: ``True``/``False`` for hinted/unhinted plays only; ``None`` for both,
+            matched: the same reset seeds and play indices (hence sampling seeds) and the
+            same count with and without the hint.
+    """
+    if not isinstance(plays, int) or plays < 1:
+        raise SpadeError(f"plays must be a positive int, got {plays!r}.")
+    modes = (False, True) if hint is None else (bool(hint),)
+    return [
+        PlaySpec(env_id=env_id, play_index=i, env_seed=env_seed + i, hint=mode)
+        for env_id in env_ids
+        for mode in modes
+        for i in range(plays)
+    ]
+
+
+class _Play:
+    """A live play: its environment handle, chats and running totals."""
+
+    def __init__(self, spec: PlaySpec, target: EnvTarget, episode: Episode) -> None:
+        self.spec = spec
+        self.target = target
+        self.episode = episode
+        self.env: Any = None
+        self.selfplay = False
+        self.seat = ""  # the seat to act next
+        self.tool_names: list[str] = []
+        self.reward_top = 1.0
+        self.done = False
+        self.last_info: dict[str, Any] = {}
+
+    def messages(self) -> list[dict[str, str]]:
+        return self.episode.messages[self.seat]
+
+    def end(self, outcome: str, error: str = "", penalty: float = 0.0) -> None:
+        self.done = True
+        self.episode.outcome = outcome
+        self.episode.error = error
+        self.episode.penalty = penalty
+
+
+class RolloutEngine:
+    """Plays :class:`PlaySpec` lists with one model.
+
+    Args:
+        model: The chat model.
+        config: How to play.
+        registry: Where environment IDs are looked up (default: the shared registry).
+        pool: A sandbox :class:`~spade_envs.sandbox.WorkerPool` to reuse; by default the
+            engine starts one per run (warm workers for the first ``max_concurrent``
+            plays) with ``config``'s timeouts.
+
+    Attributes:
+        stats: Timings of the last :meth:`run`.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        config: RolloutConfig | None = None,
+        *,
+        registry: Any = None,
+        pool: Any = None,
+    ) -> None:
+        self.model = model
+        self.config = config or RolloutConfig()
+        self.registry = registry
+        self.pool = pool
+        self.policy = Policy(
+            model,
+            temperature=self.config.temperature,
+            top_p=self.config.top_p,
+            max_tokens=self.config.max_tokens,
+        )
+        self.stats = RolloutStats()
+
+    # ------------------------------------------------------------------ the run
+    def run(
+        self,
+        specs: Sequence[PlaySpec],
+        targets: Sequence[EnvTarget] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> list[Episode]:
+        """Play every spec; returns the episodes in the order of ``specs``.
+
+        Args:
+            specs: The plays.
+            targets: The environments (default: looked up in the registry by the specs'
+                IDs).
+            progress: Called with each episode as it finishes.
+
+        Raises:
+            SpadeError: An environment ID is unknown, or ``hint_source="written"`` and an
+                environment has no written hint (checked before anything is played).
+        """
+        started = time.perf_counter()
+        self.stats = RolloutStats()
+        ids = list(dict.fromkeys(s.env_id for s in specs))
+        by_id = {t.env_id: t for t in (targets if targets is not None else [])}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            # A bare name resolves to a full ID; the spec's own spelling must find it too.
+            for wanted, target in zip(missing, resolve_envs(missing, self.registry)):
+                by_id[wanted] = by_id[target.env_id] = target
+        if self.config.hint_source == "written":
+            bare = sorted({s.env_id for s in specs if s.hint and not by_id[s.env_id].written_hint})
+            if bare:
+                raise SpadeError(
+                    f"No model-written hint stored for {', '.join(bare)}. Write hints with "
+                    "`spade-envs generate --hints` (or Registry.set_hint), or use "
+                    "hint_source='env'."
+                )
+        pool, own_pool = self._pool(len(specs))
+        results: list[Episode | None] = [None] * len(specs)
+        queue = list(enumerate(specs))
+        queue.reverse()  # pop() from the end takes specs in order
+        live: list[tuple[int, _Play]] = []
+        try:
+            while queue or live:
+                while queue and len(live) < self.config.max_concurrent:
+                    index, spec = queue.pop()
+                    play = self._open(spec, by_id[spec.env_id], pool)
+                    if play.done:
+                        results[index] = self._finish(play, progress)
+                    else:
+                        live.append((index, play))
+                if not live:
+                    continue
+                self._turn([p for _, p in live])
+                still = []
+                for index, play in live:
+                    if play.done:
+                        results[index] = self._finish(play, progress)
+                    else:
+                        still.append((index, play))
+                live = still
+        finally:
+            for _, play in live:
+                self._close(play)
+            if own_pool and pool is not None:
+                pool.close()
+            self.stats.wall_seconds = time.perf_counter() - started
+        return [r for r in results if r is not None]
+
+    def _pool(self, plays: int) -> tuple[Any, bool]:
+        if self.config.isolation == "none":
+            return None, False
+        if self.pool is not None:
+            return self.pool, False
+        from ..sandbox import SandboxConfig, WorkerPool
+
+        base = self.config.sandbox or SandboxConfig()
+        config = dataclasses.replace(
+            base, call_timeout=self.config.step_timeout, load_timeout=self.config.load_timeout
+        )
+        return WorkerPool(config, size=min(plays, self.config.max_concurrent)), True
+
+    # ------------------------------------------------------------ opening plays
+    def _open(self, spec: PlaySpec, target: EnvTarget, pool: Any) -> _Play:
+        from ..sandbox import open_env
+
+        cfg = self.config
+        game = target.kind == "game"
+        episode = Episode(
+            env_id=target.env_id,
+            play_index=spec.play_index,
+            env_seed=spec.env_seed,
+            hint=spec.hint,
+            hint_source=cfg.hint_source if spec.hint else "",
+            hint_text="",
+            kind=target.kind,
+            opponent=cfg.opponent if game else "",
+            model=getattr(self.model, "name", type(self.model).__name__),
+        )
+        play = _Play(spec, target, episode)
+        play.selfplay = game and cfg.opponent == "self"
+        started = time.perf_counter()
+        try:
+            play.env = open_env(
+                target.source,
+                filename=target.env_id,
+                seat=0 if game and not play.selfplay else None,
+                opponent=cfg.opponent if game and not play.selfplay else "best",
+                isolation=cfg.isolation,
+                pool=pool,
+            )
+            play.reward_top = float(play.env.reward_range[1])
+            if play.selfplay:
+                self._start_selfplay(play)
+            else:
+                self._start_single(play)
+        except Exception as exc:  # the env's failure ends only this play
+            self._env_failed(play, exc)
+        self.stats.env_seconds += time.perf_counter() - started
+        return play
+
+    def _hint(self, play: _Play, seat: str | None) -> str:
+        if self.config.hint_source == "written":
+            return play.target.written_hint
+        return str(play.env.hint(seat) if seat is not None else play.env.hint())
+
+    def _first_message(self, play: _Play, seat: str, observation: str) -> None:
+        tools = play.last_info.get("tools") if play.target.kind == "tool" else None
+        if play.target.kind == "tool":
+            if not isinstance(tools, list):
+                tools = list(getattr(play.env, "function_schemas", list)())
+            play.tool_names = [
+                str(t.get("function", {}).get("name", "")) for t in tools if isinstance(t, dict)
+            ]
+        system = system_prompt(
+            play.target.kind,
+            description=play.target.description,
+            tools=tools or (),
+            seat=seat or "player_0",
+        )
+        if play.spec.hint:
+            hint = self._hint(play, seat if play.selfplay else None)
+            play.episode.hint_text = hint
+            observation = with_hint(observation, hint)
+        play.episode.messages[seat] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": str(observation)},
+        ]
+
+    def _start_single(self, play: _Play) -> None:
+        observation, info = play.env.reset(seed=play.spec.env_seed)
+        play.last_info = dict(info)
+        play.episode.seat_returns[""] = 0.0
+        self._first_message(play, "", str(observation))
+
+    def _start_selfplay(self, play: _Play) -> None:
+        game = play.env
+        game.reset(seed=play.spec.env_seed)
+        for agent in game.possible_agents:
+            play.episode.seat_returns[agent] = 0.0
+        play.seat = game.agent_selection
+        self._first_message(play, play.seat, str(game.observe(play.seat)))
+
+    def _env_failed(self, play: _Play, exc: BaseException) -> None:
+        outcome = "timeout" if isinstance(exc, SandboxTimeout) else "env_error"
+        play.end(outcome, f"{type(exc).__name__}: {exc}", self.config.error_penalty)
+
+    # -------------------------------------------------------------- one turn
+    def _turn(self, plays: list[_Play]) -> None:
+        cfg = self.config
+        seeds = [
+            _turn_seed(cfg.seed, p.target.env_id, p.spec.play_index, len(p.episode.turns))
+            for p in plays
+        ]
+        started = time.perf_counter()
+        replies = self.policy.act([p.messages() for p in plays], seeds)
+        self.stats.model_seconds += time.perf_counter() - started
+        self.stats.model_calls += 1
+        stepping: list[tuple[_Play, Turn]] = []
+        for play, reply, seed in zip(plays, replies, seeds):
+            turn = self._record(play, reply, seed)
+            if reply.ok:
+                stepping.append((play, turn))
+            else:
+                play.end("model_error", turn.error)
+        started = time.perf_counter()
+        self._step(stepping)
+        self.stats.env_seconds += time.perf_counter() - started
+
+    def _record(self, play: _Play, reply: Completion, seed: int | None) -> Turn:
+        turn = Turn(
+            index=len(play.episode.turns),
+            seat=play.seat,
+            action="",
+            outcome="model_error",
+            finish_reason=reply.finish_reason,
+            sampling_seed=seed,
+            prompt_token_ids=list(reply.prompt_token_ids),
+            token_ids=list(reply.token_ids),
+            logprobs=list(reply.logprobs),
+            error=reply.error,
+        )
+        play.episode.turns.append(turn)
+        self.stats.turns += 1
+        self.stats.generated_tokens += len(reply.token_ids)
+        if not reply.ok:
+            return turn
+        action = reply.text
+        limit = self.config.max_action_chars
+        turn.outcome = classify_action(action, play.target.kind, play.tool_names)
+        if len(action) > limit:
+            action, turn.outcome = action[:limit], "too_long"
+        elif reply.finish_reason == "length" and turn.outcome == "ok":
+            turn.outcome = "length"
+        turn.action = action
+        play.messages().append({"role": "assistant", "content": action})
+        return turn
+
+    def _step(self, stepping: list[tuple[_Play, Turn]]) -> None:
+        from ..sandbox import SandboxedEnv, step_all
+
+        batch = [(p, t) for p, t in stepping if isinstance(p.env, SandboxedEnv)]
+        if batch:
+            # All actions go out before any answer is read: the workers run in parallel.
+            envs, actions = [p.env for p, _ in batch], [t.action for _, t in batch]
+            results = step_all(envs, actions, return_exceptions=True)
+            for (play, turn), result in zip(batch, results):
+                self._apply(play, turn, result)
+        for play, turn in stepping:
+            if isinstance(play.env, SandboxedEnv):
+                continue
+            try:
+                result = (
+                    self._step_selfplay(play, turn) if play.selfplay else play.env.step(turn.action)
+                )
+            except Exception as exc:  # in-process env code, or a sandboxed game call
+                result = exc
+            self._apply(play, turn, result)
+
+    def _apply(self, play: _Play, turn: Turn, result: Any) -> None:
+        if isinstance(result, Exception):
+            self._env_failed(play, result)
+            turn.outcome, turn.error = play.episode.outcome, play.episode.error
+            return
+        if play.selfplay:
+            self._after_selfplay(play)
+            return
+        observation, reward, terminated, truncated, info = result
+        turn.observation, turn.reward = str(observation), float(reward)
+        play.episode.seat_returns[""] += float(reward)
+        play.episode.episode_return = play.episode.seat_returns[""]
+        if terminated or truncated:
+            won = info.get("success") if isinstance(info, dict) else None
+            play.episode.won = bool(won) if isinstance(won, bool) else self._won(play)
+            play.end("terminated" if terminated else "truncated")
+        elif self._out_of_turns(play):
+            play.episode.won = self._won(play)
+            play.end("max_turns")
+        else:
+            play.messages().append({"role": "user", "content": str(observation)})
+
+    def _won(self, play: _Play) -> bool:
+        return play.episode.episode_return >= play.reward_top - 1e-9
+
+    def _out_of_turns(self, play: _Play) -> bool:
+        cap = min(self.config.max_turns or _MAX_TURNS, _MAX_TURNS)
+        return len(play.episode.turns) >= cap
+
+    # ---------------------------------------------------------------- self-play
+    def _step_selfplay(self, play: _Play, turn: Turn) -> None:
+        game = play.env
+        game.step(turn.action)
+        for agent, reward in game.rewards.items():
+            if agent in play.episode.seat_returns:
+                play.episode.seat_returns[agent] += float(reward)
+        turn.reward = float(game.rewards.get(turn.seat, 0.0))
+        return None
+
+    def _after_selfplay(self, play: _Play) -> None:
+        game = play.env
+        first = game.possible_agents[0]
+        play.episode.episode_return = play.episode.seat_returns.get(first, 0.0)
+        over = not game.agents or all(
+            game.terminations[a] or game.truncations[a] for a in game.agents
+        )
+        if over or self._out_of_turns(play):
+            play.episode.won = self._won(play)
+            truncated = not over or not any(game.terminations.values())
+            play.end("max_turns" if not over else ("truncated" if truncated else "terminated"))
+            return
+        play.seat = game.agent_selection
+        observation = str(game.observe(play.seat))
+        if play.seat not in play.episode.messages:
+            self._first_message(play, play.seat, observation)
+        else:
+            play.messages().append({"role": "user", "content": observation})
+
+    # --------------------------------------------------------------- finishing
+    def _close(self, play: _Play) -> None:
+        if play.env is not None:
+            try:
+                play.env.close()
+            except Exception:  # a broken env may fail to close; the worker is killed anyway
+                pass
+            play.env = None
+
+    def _finish(self, play: _Play, progress: Progress | None) -> Episode:
+        started = time.perf_counter()
+        self._close(play)
+        self.stats.env_seconds += time.perf_counter() - started
+        self.stats.episodes += 1
+        if progress is not None:
+            progress(play.episode)
+        return play.episode
+
+
+def rollout(
+    model: ChatModel,
+    env_ids: Sequence[str],
+    *,
+    plays: int = 1,
+    hint: bool | None = False,
+    config: RolloutConfig | None = None,
+    registry: Any = None,
+    progress: Progress | None = None,
+) -> list[Episode]:
+    """Play ``plays`` episodes of each environment with ``model``.
+
+    Args:
+        model: The chat model.
+        env_ids: Gym IDs or bare names of registered (or seed) environments.
+        plays: Episodes per environment (and per hint mode).
+        hint: ``False``: no hint; ``True``: every play hinted; ``None``: both, matched.
+        config: How to play (default ``RolloutConfig()``).
+        registry: Where IDs are looked up (default: the shared registry).
+        progress: Called with each finished episode.
+
+    Returns:
+        The episodes, in the order environment, hint mode, play index.
+    """
+    config = config or RolloutConfig()
+    targets = resolve_envs(env_ids, registry)
+    specs = matched_specs([t.env_id for t in targets], plays, hint=hint, env_seed=config.env_seed)
+    engine = RolloutEngine(model, config, registry=registry)
+    return engine.run(specs, targets, progress=progress)

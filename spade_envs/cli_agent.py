@@ -1,0 +1,235 @@
+"""``spade-envs rollout`` and ``spade-envs regret``: the Reasoning Agent from the command line."""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+__all__ = ["AGENT_COMMANDS"]
+
+
+def _play_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options both commands share (how plays are run)."""
+    options = [
+        click.argument("env_ids", nargs=-1, required=True),
+        click.option(
+            "--model",
+            "model_spec",
+            default="smollm2",
+            show_default=True,
+            help="smollm2, a local Hugging Face model directory, openai:<base url>[#model] "
+            "or vllm:<path>.",
+        ),
+        click.option("--plays", type=click.IntRange(1, 100_000), default=8, show_default=True),
+        click.option("--out", type=click.Path(dir_okay=False), help="Save trajectories (JSONL)."),
+        click.option(
+            "--max-tokens", type=click.IntRange(1, 32_768), default=256, show_default=True
+        ),
+        click.option(
+            "--temperature", type=click.FloatRange(0.0, 2.0), default=0.7, show_default=True
+        ),
+        click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed."),
+        click.option(
+            "--env-seed", type=int, default=0, show_default=True, help="Reset seed of play 0."
+        ),
+        click.option("--max-turns", type=click.IntRange(1, 200), help="Cap on turns per play."),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 4096),
+            default=32,
+            show_default=True,
+            help="Plays live at once (the model's batch; one sandbox worker each).",
+        ),
+        click.option(
+            "--isolation",
+            type=click.Choice(["sandbox", "none"]),
+            default="sandbox",
+            show_default=True,
+            help="'none' runs environment code in this process: only for code you trust.",
+        ),
+        click.option(
+            "--opponent",
+            type=click.Choice(["best", "random", "self"]),
+            default="best",
+            show_default=True,
+            help="Games: a fixed opponent, or the model in every seat.",
+        ),
+        click.option(
+            "--hint-source",
+            type=click.Choice(["env", "written"]),
+            default="env",
+            show_default=True,
+            help="env: the environment's hint(); written: the model-written hint in the registry.",
+        ),
+        click.option(
+            "--step-timeout", type=click.FloatRange(0.01), default=10.0, show_default=True
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _config(kwargs: dict[str, Any]) -> Any:
+    from .agent import RolloutConfig
+
+    return RolloutConfig(
+        isolation=kwargs["isolation"],
+        step_timeout=kwargs["step_timeout"],
+        max_concurrent=kwargs["concurrency"],
+        max_turns=kwargs["max_turns"],
+        temperature=kwargs["temperature"],
+        max_tokens=kwargs["max_tokens"],
+        seed=kwargs["seed"],
+        env_seed=kwargs["env_seed"],
+        hint_source=kwargs["hint_source"],
+        opponent=kwargs["opponent"],
+    )
+
+
+class _Progress:
+    """A progress bar on standard error, advanced by each finished episode."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.bar = click.progressbar(length=total, label=label, file=sys.stderr)
+
+    def __enter__(self) -> Callable[[Any], None]:
+        self.bar.__enter__()
+        return lambda _episode: self.bar.update(1)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+
+def _summary(episodes: list[Any]) -> str:
+    groups: dict[tuple[str, bool], list[Any]] = collections.defaultdict(list)
+    for episode in episodes:
+        groups[(episode.env_id, episode.hint)].append(episode)
+    head = f"{'env':<32} {'hint':>4} {'plays':>5} {'return':>7} {'win rate':>8}  outcomes"
+    lines = [head, "-" * len(head)]
+    for (env_id, hint), plays in groups.items():
+        mean = sum(e.episode_return for e in plays) / len(plays)
+        wins = sum(e.won for e in plays) / len(plays)
+        outcomes = collections.Counter(e.outcome for e in plays)
+        listed = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+        lines.append(
+            f"{env_id:<32} {'yes' if hint else 'no':>4} {len(plays):>5} {mean:>7.3f} "
+            f"{wins:>8.2f}  {listed}"
+        )
+    return "\n".join(lines)
+
+
+@click.command("rollout")
+@_play_options
+@click.option("--hint", is_flag=True, help="Every play sees the hint in its first observation.")
+def rollout_command(**kwargs: Any) -> None:
+    """Play registered environments with a model; print returns, save trajectories.
+
+    ENV_IDS are gym IDs (spade/NumberGuess-v1) or names (NumberGuess: the newest
+    version); seeds are registered on first use. All plays run at once, with one
+    batched model call per turn.
+
+    \b
+    Examples:
+      spade-envs rollout NumberGuess Nim --model smollm2 --plays 4 --out traj.jsonl
+      spade-envs rollout spade/SupplierLookup-v1 --plays 8 --hint --max-tokens 128
+    """
+    from . import llm
+    from .agent import resolve_envs, save_jsonl
+    from .agent.rollout import RolloutEngine, matched_specs
+    from .registry.gym_ids import shared_registry
+
+    config = _config(kwargs)
+    registry = shared_registry()
+    targets = resolve_envs(kwargs["env_ids"], registry)
+    specs = matched_specs(
+        [t.env_id for t in targets], kwargs["plays"], hint=kwargs["hint"], env_seed=config.env_seed
+    )
+    click.echo(f"loading {kwargs['model_spec']} ...", err=True)
+    with llm.load_model(kwargs["model_spec"]) as model:
+        engine = RolloutEngine(model, config, registry=registry)
+        with _Progress(len(specs), "playing") as advance:
+            episodes = engine.run(specs, targets, progress=advance)
+    click.echo(_summary(episodes))
+    stats = engine.stats
+    click.echo(
+        f"{stats.episodes} episodes, {stats.turns} turns, {stats.generated_tokens} tokens in "
+        f"{stats.wall_seconds:.1f} s (model {stats.model_seconds:.1f} s, "
+        f"environments {stats.env_seconds:.1f} s)"
+    )
+    if kwargs["out"]:
+        count = save_jsonl(episodes, kwargs["out"])
+        click.echo(f"saved {count} trajectories to {kwargs['out']}")
+
+
+@click.command("regret")
+@_play_options
+@click.option(
+    "--timeout-penalty",
+    type=click.FloatRange(0.0),
+    default=0.5,
+    show_default=True,
+    help="Subtracted from regret times the share of plays whose environment hung or crashed.",
+)
+@click.option("--checkpoint", help="Name to store the statistics under (default: the model's).")
+@click.option(
+    "--record/--no-record",
+    default=True,
+    show_default=True,
+    help="Write the results to the registry's play statistics.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON lines.")
+def regret_command(**kwargs: Any) -> None:
+    """Estimate each environment's regret: K plays with the hint, K without, matched.
+
+    Prints env, mean return with and without the hint, regret ± standard error, win
+    rate (unhinted), the blend reward and how many plays each side rests on; stores
+    them in the registry's play statistics for the model (the checkpoint).
+
+    \b
+    Examples:
+      spade-envs regret NumberGuess Mastermind Nim --model smollm2 --plays 8
+      spade-envs regret spade/MyEnv-v2 --model openai:http://127.0.0.1:8000 --out plays.jsonl
+    """
+    from . import llm
+    from .agent import RegretConfig, estimate_regret, save_jsonl
+    from .registry.gym_ids import shared_registry
+
+    config = RegretConfig(
+        plays=kwargs["plays"],
+        rollout=_config(kwargs),
+        timeout_penalty=kwargs["timeout_penalty"],
+        checkpoint=kwargs["checkpoint"],
+        record=kwargs["record"],
+    )
+    registry = shared_registry()
+    total = 2 * kwargs["plays"] * len(kwargs["env_ids"])
+    click.echo(f"loading {kwargs['model_spec']} ...", err=True)
+    with llm.load_model(kwargs["model_spec"]) as model:
+        with _Progress(total, "playing") as advance:
+            report = estimate_regret(
+                model, kwargs["env_ids"], config, registry=registry, progress=advance
+            )
+    if kwargs["as_json"]:
+        for row in report.rows:
+            data = row.to_dict()
+            # NaN is not JSON: a missing standard error is written as null.
+            data["stderr"] = None if math.isnan(row.stderr) else row.stderr
+            click.echo(json.dumps(data))
+    else:
+        click.echo(report.table())
+    if config.record:
+        checkpoint = report.rows[0].checkpoint if report.rows else ""
+        click.echo(f"play statistics stored for checkpoint {checkpoint!r}", err=True)
+    if kwargs["out"]:
+        count = save_jsonl(report.episodes, kwargs["out"])
+        click.echo(f"saved {count} trajectories to {kwargs['out']}")
+
+
+AGENT_COMMANDS = (rollout_command, regret_command)

@@ -1,0 +1,64 @@
+"""The rollout and regret commands through Click's test runner, with a scripted model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from spade_envs.agent import load_jsonl
+from spade_envs.cli_agent import AGENT_COMMANDS, regret_command, rollout_command
+
+from .conftest import ScriptedModel
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    loaded = []
+
+    def load_model(spec, **kwargs):
+        loaded.append(spec)
+        return ScriptedModel()
+
+    monkeypatch.setattr("spade_envs.llm.load_model", load_model)
+    return loaded
+
+
+def test_rollout_prints_a_summary_and_saves_trajectories(registry, scripted, tmp_path):
+    out = tmp_path / "traj.jsonl"
+    args = ["NumberGuess", "spade/Nim-v1", "--model", "fake", "--plays", "2", "--hint"]
+    result = CliRunner().invoke(rollout_command, [*args, "--out", str(out), "--max-turns", "3"])
+    assert result.exit_code == 0, result.output
+    assert scripted == ["fake"]
+    assert "spade/NumberGuess-v1" in result.output and "spade/Nim-v1" in result.output
+    assert "win rate" in result.output and "saved 4 trajectories" in result.output
+    episodes = load_jsonl(out)
+    assert len(episodes) == 4 and all(e.hint for e in episodes)
+
+
+def test_regret_prints_the_table_and_records_stats(registry, scripted, tmp_path):
+    args = ["NumberGuess", "--model", "fake", "--plays", "2", "--isolation", "none"]
+    result = CliRunner().invoke(regret_command, [*args, "--max-turns", "2"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next(line for line in lines if line.startswith("env"))
+    for column in ("with hint", "without", "regret", "win rate"):
+        assert column in header
+    row = next(line for line in lines if line.startswith("spade/NumberGuess-v1"))
+    assert "±" in row and "2/2" in row
+    [stats] = registry.play_stats("spade/NumberGuess-v1")
+    assert stats.checkpoint == "scripted" and stats.plays_with_hint == 2
+    as_json = CliRunner().invoke(regret_command, [*args, "--json", "--no-record", "--plays", "1"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(next(line for line in as_json.output.splitlines() if line.startswith("{")))
+    assert data["env_id"] == "spade/NumberGuess-v1" and data["stderr"] is None
+
+
+def test_commands_attach_to_the_main_group(registry, scripted):
+    from spade_envs.cli import main
+
+    assert all(main.commands.get(c.name) is c for c in AGENT_COMMANDS)
+    result = CliRunner().invoke(main, ["regret", "NoSuchEnv", "--model", "fake", "--plays", "1"])
+    assert result.exit_code == 2 and "NoSuchEnv" in result.output
+    assert CliRunner().invoke(main, ["rollout", "--help"]).exit_code == 0

@@ -1,0 +1,90 @@
+"""Regret estimation end to end: matched plays, rows, registry play statistics."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from spade_envs.agent import (
+    Episode,
+    RegretConfig,
+    RolloutConfig,
+    blend,
+    estimate_regret,
+    learnability,
+    regret_rows,
+)
+from spade_envs.error import SpadeError
+
+from .conftest import ScriptedModel
+
+
+def test_estimate_regret_writes_play_stats_per_checkpoint(registry):
+    config = RegretConfig(plays=3, rollout=RolloutConfig(isolation="none", max_turns=2, seed=5))
+    report = estimate_regret(ScriptedModel(), ["NumberGuess", "Nim"], config, registry=registry)
+    assert [r.env_id for r in report.rows] == ["spade/NumberGuess-v1", "spade/Nim-v1"]
+    assert len(report.episodes) == 12
+    assert sum(e.hint for e in report.episodes) == 6
+    for row in report.rows:
+        assert row.checkpoint == "scripted"
+        assert row.n_with_hint == row.n_without_hint == 3
+        assert row.regret == pytest.approx(max(0.0, row.mean_with_hint - row.mean_without_hint))
+        assert row.blend == pytest.approx(blend(row.regret, row.win_rate))
+        assert row.learnability == pytest.approx(learnability(row.win_rate))
+        [stats] = registry.play_stats(row.env_id)
+        assert stats.checkpoint == "scripted"
+        assert (stats.plays_with_hint, stats.plays_without_hint) == (3, 3)
+        assert stats.mean_return_with_hint == pytest.approx(row.mean_with_hint)
+        assert stats.mean_return_without_hint == pytest.approx(row.mean_without_hint)
+        assert stats.win_rate == pytest.approx(row.win_rate)
+    table = report.table()
+    assert "spade/NumberGuess-v1" in table and "±" in table and "win rate" in table
+    # Another checkpoint gets its own row; record=False writes nothing.
+    quick = RolloutConfig(isolation="none", max_turns=1)
+    other = RegretConfig(plays=1, checkpoint="ckpt-2", rollout=quick)
+    estimate_regret(ScriptedModel(), ["Nim"], other, registry=registry)
+    assert {s.checkpoint for s in registry.play_stats("spade/Nim-v1")} == {"scripted", "ckpt-2"}
+    unrecorded = RegretConfig(plays=1, checkpoint="ckpt-3", record=False, rollout=quick)
+    estimate_regret(ScriptedModel(), ["Nim"], unrecorded, registry=registry)
+    assert len(registry.play_stats("spade/Nim-v1")) == 2
+
+
+def episode(env_id, hint, ret, outcome="terminated", won=None):
+    return Episode(
+        env_id=env_id,
+        play_index=0,
+        env_seed=0,
+        hint=hint,
+        hint_source="env" if hint else "",
+        hint_text="",
+        kind="text",
+        opponent="",
+        model="m",
+        outcome=outcome,
+        episode_return=ret,
+        won=ret >= 1.0 if won is None else won,
+    )
+
+
+def test_regret_rows_leave_out_model_errors_and_penalise_env_failures():
+    episodes = [
+        episode("a", True, 1.0),
+        episode("a", True, 1.0),
+        episode("a", True, 0.0, outcome="timeout"),
+        episode("a", False, 0.0),
+        episode("a", False, 1.0),
+        episode("a", False, 0.0, outcome="model_error"),
+    ]
+    [row] = regret_rows(episodes, "m", timeout_penalty=0.5)
+    assert (row.n_with_hint, row.n_without_hint, row.failed, row.model_errors) == (2, 2, 1, 1)
+    assert row.raw_regret == pytest.approx(0.5)
+    assert row.regret == pytest.approx(0.5 - 0.5 / 5)
+    assert row.win_rate == pytest.approx(0.5)
+    assert not math.isnan(row.stderr)
+
+
+def test_regret_config_checks():
+    for bad in ({"plays": 0}, {"timeout_penalty": -1}, {"rollout": "fast"}):
+        with pytest.raises(SpadeError):
+            RegretConfig(**bad)

