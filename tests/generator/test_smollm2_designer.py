@@ -18,22 +18,19 @@ from spade_envs.memory import HashingEmbedder, Memory, MemoryConfig
 from spade_envs.registry import Registry
 from spade_envs.seeds import seed_source
 
-pytestmark = pytest.mark.slow
+from ..model_support import SMOLLM2_MARKS, model_cache, torch_threads
+
+pytestmark = SMOLLM2_MARKS
 
 
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
-    # The same cache as tests/llm: under xdist both workers share one conversion.
-    base = tmp_path_factory.getbasetemp()
-    cache = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
-    import torch
-
-    threads = torch.get_num_threads()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        torch.set_num_threads(1)
-    with load_model("smollm2", cache_dir=cache) as model:
-        yield model
-    torch.set_num_threads(threads)
+    threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
+    with (
+        torch_threads(threads),
+        load_model("smollm2", cache_dir=model_cache(tmp_path_factory)) as m,
+    ):
+        yield m
 
 
 def test_a_real_batch_is_fully_accounted_for(smollm2, tmp_path):

