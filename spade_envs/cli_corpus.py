@@ -149,7 +149,7 @@ def search(text: str, k: int, embedder: str, index: str, as_json: bool) -> None:
     from .memory import Memory, MemoryConfig
 
     memory = Memory(_registry(), MemoryConfig(embedder=embedder, index=index))
-    missing = memory.registry.count() - memory.registry.embedding_count(memory.embedder.name)
+    missing = memory.missing()
     if missing > 0:
         with click.progressbar(
             length=missing, label=f"embedding with {memory.embedder.name}", file=sys.stderr

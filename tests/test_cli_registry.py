@@ -75,3 +75,20 @@ def test_export_import_round_trip_and_malformed_files(runner, tmp_path, monkeypa
     assert (
         "0 environment version(s)" in runner.invoke(main, ["list"]).output
     )  # nothing half-written
+
+
+def test_search_embeds_new_versions_then_ranks_them(runner):
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+
+    registry = Registry()
+    for name in ("NumberGuess", "FlightBooking", "Nim"):
+        registry.register(seed_source(name), describe(seed_class(name)), status="validated")
+    result = runner.invoke(
+        main, ["search", "book the cheapest flight", "-k", "2", "--json", "--embedder", "hashing"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    assert [r["id"] for r in rows][0] == "spade/FlightBooking-v1" and len(rows) == 2
+    assert rows[0]["score"] >= rows[1]["score"]
+    assert registry.embedding_count("hashing-384-v1") == 3

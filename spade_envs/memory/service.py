@@ -104,7 +104,7 @@ class Memory:
             How many versions were embedded now.
         """
         done = 0
-        total = self._missing_count()
+        total = self.missing()
         last_key = 0
         while True:
             batch = self.registry.without_embedding(
@@ -128,7 +128,8 @@ class Memory:
         self._load_new()
         return done
 
-    def _missing_count(self) -> int:
+    def missing(self) -> int:
+        """How many stored versions this embedder has not embedded yet."""
         return self.registry.count() - self.registry.embedding_count(self.embedder.name)
 
     def _embed(self, texts: list[str]) -> np.ndarray:

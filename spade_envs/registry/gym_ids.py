@@ -124,7 +124,8 @@ def _stored(env_id: str) -> tuple[str, str]:
             _prepare(env_id)
             record = shared_registry().get(env_id)
         found = (record.kind, record.source)
-    _stored_cache[(url, env_id)] = found
+    if len(_stored_cache) < 4096:  # bounded: a designer loop makes ever new versions
+        _stored_cache[(url, env_id)] = found
     return found
 
 
