@@ -102,6 +102,11 @@ class Attempt:
     novelty: float | None = None
     messages: list[dict[str, str]] = field(default_factory=list, repr=False)
     reply: str = field(default="", repr=False)
+    # The last reply's tokens and their log-probs: what a trainer's designer update needs
+    # (``messages`` is always the prompt that reply answered).
+    reply_token_ids: list[int] = field(default_factory=list, repr=False)
+    prompt_token_ids: list[int] = field(default_factory=list, repr=False)
+    reply_logprobs: list[float] = field(default_factory=list, repr=False)
 
     @property
     def repaired(self) -> bool:
@@ -303,6 +308,9 @@ class Designer:
             attempt.reason = _short_reason(f"model error: {completion.error}")
             return False
         attempt.stage, attempt.reply = "generated", completion.text
+        attempt.reply_token_ids = list(completion.token_ids or [])
+        attempt.reply_logprobs = list(completion.logprobs or [])
+        attempt.prompt_token_ids = list(completion.prompt_token_ids or [])
         extraction = extract_code(completion.text)
         if not extraction.ok:
             if completion.finish_reason == "length" and extraction.reason != "no code":
