@@ -27,8 +27,13 @@ class SandboxConfig:
         seccomp: Install a seccomp filter that denies process creation, ``execve``,
             sockets, ``ptrace``, mounts, namespaces and privilege changes.
         rlimits: Apply the resource limits below.
-        uid: The unprivileged user id for ``drop_uid`` (65534 is ``nobody``).
-        gid: Its group id.
+        uid: The unprivileged user id for ``drop_uid``. ``None`` (the default) gives every
+            worker a uid of its own from an unused range (see
+            :func:`~spade_envs.sandbox.isolation.worker_uid`): RLIMIT_NPROC counts all
+            processes of a uid on the machine, so with one shared uid (``nobody``) a few
+            dozen busy workers would use up each other's limit and new workers would fail
+            to start.
+        gid: Its group id (65534 is ``nogroup``).
         memory_mb: Address-space limit of the worker (RLIMIT_AS).
         cpu_seconds: CPU-time limit of the worker over its whole life (RLIMIT_CPU).
         file_size_mb: Largest file the worker may write (RLIMIT_FSIZE).
@@ -54,7 +59,7 @@ class SandboxConfig:
     drop_uid: bool = True
     seccomp: bool = True
     rlimits: bool = True
-    uid: int = 65534
+    uid: int | None = None
     gid: int = 65534
     memory_mb: int = 1024
     cpu_seconds: int = 600
@@ -85,6 +90,12 @@ class SandboxConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise SpadeError(f"SandboxConfig.{name} must be a positive int, got {value!r}.")
+        if self.uid is not None and (
+            isinstance(self.uid, bool) or not isinstance(self.uid, int) or self.uid <= 0
+        ):
+            raise SpadeError(
+                f"SandboxConfig.uid must be a positive int (not root) or None, got {self.uid!r}."
+            )
         for name in ("start_timeout", "load_timeout", "call_timeout"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:

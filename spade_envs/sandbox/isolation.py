@@ -8,6 +8,7 @@ never silently runs with less than it was asked for.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import os
@@ -214,6 +215,24 @@ def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str
     return args + ["--"]
 
 
+#: Per-worker uids come from [WORKER_UID_BASE, WORKER_UID_BASE + 2**30): far above the
+#: uids and subuid ranges distributions hand out, and below the 32-bit ``(uid_t)-1``.
+WORKER_UID_BASE = 1_000_000
+_worker_serial = itertools.count()
+
+
+def worker_uid() -> int:
+    """A uid for one new worker: unique among the workers alive on this machine.
+
+    Built from this process's pid (22 bits, Linux's maximum) and a per-process counter
+    (8 bits), so two parents never hand out the same uid and one parent repeats a uid
+    only after 256 newer workers (by then the old one is long gone, and a shared uid
+    would only mean a shared process limit). No passwd entry is needed: the kernel
+    accepts any uid, and the worker reads only world-readable files.
+    """
+    return WORKER_UID_BASE + (((os.getpid() & 0x3FFFFF) << 8) | (next(_worker_serial) & 0xFF))
+
+
 def worker_command(
     config: SandboxConfig, *, debug: bool = False
 ) -> tuple[list[str], dict[str, bool]]:
@@ -226,6 +245,8 @@ def worker_command(
         rlimits=layers["rlimits"],
         debug=debug,
     )
+    if settings["uid"] is None:
+        settings["uid"] = worker_uid()
     python = [sys.executable, "-s", "-B", "-m", "spade_envs.sandbox.worker", json.dumps(settings)]
     if layers["bubblewrap"]:
         return _bubblewrap_args(config, layers) + python, layers

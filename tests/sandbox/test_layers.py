@@ -17,6 +17,7 @@ import pytest
 
 from spade_envs.error import SandboxCrashed, SandboxTimeout
 from spade_envs.sandbox import SandboxConfig, SandboxWarning, WorkerPool, isolation, open_env
+from spade_envs.sandbox.isolation import WORKER_UID_BASE, worker_uid
 
 from .conftest import (
     BOUNDED_FORK_LOOP,
@@ -64,10 +65,37 @@ def test_bubblewrap_alone_read_only_root_private_tmp_no_network():
     assert run_step(config, 'return os.environ.get("HOME", ""), 0.0, False') == "/tmp"
 
 
+def test_each_worker_gets_its_own_uid():
+    uids = [worker_uid() for _ in range(300)]
+    assert all(WORKER_UID_BASE <= uid < WORKER_UID_BASE + 2**30 for uid in uids)
+    assert len(set(uids[:256])) == 256  # a repeat only after 256 newer workers
+
+
+@requires_root
+def test_process_limit_is_per_worker_not_per_machine():
+    # RLIMIT_NPROC counts every task (process or thread) of a uid on the machine. With
+    # one shared uid, three live workers already exceed a limit of 2 and none could start
+    # a thread; with a uid per worker each counts only itself (1 process + 1 thread).
+    config = dataclasses.replace(NOTHING, drop_uid=True, rlimits=True, max_processes=2)
+    code = attempt("t = threading.Thread(target=print); t.start(); t.join()")
+    source = env_source(step=code, header="import os, threading")
+    with WorkerPool(config, size=0) as pool:
+        envs = [open_env(source, pool=pool) for _ in range(3)]
+        try:
+            for env in envs:
+                env.reset(seed=0)
+            assert [env.step("go")[0] for env in envs] == ["ok", "ok", "ok"]
+        finally:
+            for env in envs:
+                env.close()
+
+
 @requires_root
 def test_uid_drop_alone():
     config = dataclasses.replace(NOTHING, drop_uid=True)
-    assert run_step(config, "return str(os.getuid()), 0.0, False") == "65534"
+    assert int(run_step(config, "return str(os.getuid()), 0.0, False")) >= WORKER_UID_BASE
+    named = dataclasses.replace(config, uid=65534)
+    assert run_step(named, "return str(os.getuid()), 0.0, False") == "65534"
     with tempfile.TemporaryDirectory(dir="/var/tmp") as root_only:
         os.chmod(root_only, 0o755)
         assert run_step(config, attempt(f'open("{root_only}/x", "w")')) == "PermissionError"
