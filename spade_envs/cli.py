@@ -153,7 +153,7 @@ def sandbox_info() -> None:
     caps = capabilities()
     click.echo(f"bubblewrap: {'yes' if caps.bubblewrap else 'NO  (' + caps.bubblewrap_error + ')'}")
     click.echo(f"seccomp:    {'yes' if caps.seccomp else 'NO  (' + caps.seccomp_error + ')'}")
-    click.echo(f"root:       {'yes (each worker drops to a uid of its own)' if caps.root else 'no'}")
+    click.echo(f"root:       {'yes (each worker drops to its own uid)' if caps.root else 'no'}")
     worker = Worker(SandboxConfig())
     try:
         layers = ", ".join(f"{k}={v}" for k, v in worker.layers.items())
