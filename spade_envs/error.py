@@ -18,6 +18,7 @@ __all__ = [
     "InvalidKnobError",
     "ToolError",
     "IllegalMove",
+    "StepTimeout",
     "SandboxError",
     "SandboxTimeout",
     "SandboxCrashed",
@@ -90,6 +91,14 @@ class IllegalMove(SpadeError):
     """Raised inside :meth:`TextGame._move` when a player's move is not legal.
 
     The player loses its turn and sees the message in its next observation.
+    """
+
+
+class StepTimeout(SpadeError, TimeoutError):
+    """Trusted, in-process environment code ran past its wall-clock deadline.
+
+    Raised by :func:`spade_envs.agent.deadline.deadline` through ``SIGALRM``; it stops
+    Python-level loops and sleeps, not a single long C call (only the sandbox can).
     """
 
 

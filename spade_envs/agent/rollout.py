@@ -23,6 +23,7 @@ baseline and gives the same trajectories.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import time
@@ -30,8 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..error import SandboxTimeout, SpadeError
+from ..error import SandboxTimeout, SpadeError, StepTimeout
 from ..llm.base import ChatModel, Completion, SamplingParams
+from .deadline import deadline
 from .episode import EnvTarget, Episode, PlaySpec, resolve_envs
 from .policy import Policy, Turn, classify_action, system_prompt, with_hint
 
@@ -49,10 +51,12 @@ class RolloutConfig:
 
     Attributes:
         isolation: ``"sandbox"`` (default: every environment in its own sandbox worker)
-            or ``"none"`` (trusted code, in this process; step timeouts are then NOT
-            enforced: use it only for code you vouch for, e.g. seeds in tests).
-        step_timeout: Wall-clock seconds for one reset/step/hint call in the sandbox;
-            past it the worker is killed and the play ends with outcome ``"timeout"``.
+            or ``"none"`` (trusted code, in this process: use it only for code you vouch
+            for, e.g. seeds in tests).
+        step_timeout: Wall-clock seconds for one reset/step/hint call; past it the play
+            ends with outcome ``"timeout"``. In the sandbox the worker is killed; in
+            this process the call is interrupted by ``SIGALRM`` (main thread only, and
+            only between Python bytecodes: see :mod:`spade_envs.agent.deadline`).
         load_timeout: Seconds for loading an environment module in the sandbox.
         max_concurrent: Most plays live at once (the batch size of the model call);
             1 plays one episode at a time.
@@ -325,8 +329,6 @@ class RolloutEngine:
 
     # ------------------------------------------------------------ opening plays
     def _open(self, spec: PlaySpec, target: EnvTarget, pool: Any) -> _Play:
-        from ..sandbox import open_env
-
         cfg = self.config
         game = target.kind == "game"
         episode = Episode(
@@ -344,23 +346,38 @@ class RolloutEngine:
         play.selfplay = game and cfg.opponent == "self"
         started = time.perf_counter()
         try:
-            play.env = open_env(
-                target.source,
-                filename=target.env_id,
-                seat=0 if game and not play.selfplay else None,
-                opponent=cfg.opponent if game and not play.selfplay else "best",
-                isolation=cfg.isolation,
-                pool=pool,
-            )
-            play.reward_top = float(play.env.reward_range[1])
-            if play.selfplay:
-                self._start_selfplay(play)
-            else:
-                self._start_single(play)
+            with self._in_process_deadline(f"opening {target.env_id}", cfg.load_timeout):
+                self._open_env(play, target, pool)
         except Exception as exc:  # the env's failure ends only this play
             self._env_failed(play, exc)
         self.stats.env_seconds += time.perf_counter() - started
         return play
+
+    def _in_process_deadline(self, what: str, extra: float = 0.0) -> Any:
+        """A deadline for trusted in-process code; sandboxed calls have their own (an alarm
+        there could interrupt the parent mid-message)."""
+        if self.config.isolation != "none":
+            return contextlib.nullcontext()
+        return deadline(self.config.step_timeout + extra, what)
+
+    def _open_env(self, play: _Play, target: EnvTarget, pool: Any) -> None:
+        from ..sandbox import open_env
+
+        cfg = self.config
+        game = target.kind == "game"
+        play.env = open_env(
+            target.source,
+            filename=target.env_id,
+            seat=0 if game and not play.selfplay else None,
+            opponent=cfg.opponent if game and not play.selfplay else "best",
+            isolation=cfg.isolation,
+            pool=pool,
+        )
+        play.reward_top = float(play.env.reward_range[1])
+        if play.selfplay:
+            self._start_selfplay(play)
+        else:
+            self._start_single(play)
 
     def _hint(self, play: _Play, seat: str | None) -> str:
         if self.config.hint_source == "written":
@@ -405,7 +422,7 @@ class RolloutEngine:
         self._first_message(play, play.seat, str(game.observe(play.seat)))
 
     def _env_failed(self, play: _Play, exc: BaseException) -> None:
-        outcome = "timeout" if isinstance(exc, SandboxTimeout) else "env_error"
+        outcome = "timeout" if isinstance(exc, (SandboxTimeout, StepTimeout)) else "env_error"
         play.end(outcome, f"{type(exc).__name__}: {exc}", self.config.error_penalty)
 
     # -------------------------------------------------------------- one turn
@@ -473,9 +490,12 @@ class RolloutEngine:
             if isinstance(play.env, SandboxedEnv):
                 continue
             try:
-                result = (
-                    self._step_selfplay(play, turn) if play.selfplay else play.env.step(turn.action)
-                )
+                with self._in_process_deadline(f"step of {play.target.env_id}"):
+                    result = (
+                        self._step_selfplay(play, turn)
+                        if play.selfplay
+                        else play.env.step(turn.action)
+                    )
             except Exception as exc:  # in-process env code, or a sandboxed game call
                 result = exc
             self._apply(play, turn, result)

@@ -185,6 +185,17 @@ def test_hanging_and_crashing_envs_end_only_their_own_episode(registry):
     assert max(model.batches) == 5
 
 
+def test_in_process_step_timeout_ends_a_hanging_trusted_env(registry):
+    targets = [hang_crash_targets()[0], *resolve_envs(["NumberGuess"], registry)]
+    specs = [PlaySpec(t.env_id, 0, 0) for t in targets]
+    config = RolloutConfig(isolation="none", step_timeout=0.5, seed=3, error_penalty=0.7)
+    hang, guess = RolloutEngine(ScriptedModel(), config).run(specs, targets)
+    assert hang.outcome == "timeout" and hang.penalty == 0.7
+    assert "ran past its 0.5 s deadline" in hang.error
+    assert hang.turns[0].outcome == "ok" and hang.turns[-1].outcome == "timeout"
+    assert guess.outcome in ("terminated", "truncated") and not guess.failed
+
+
 def test_model_errors_and_odd_replies_are_recorded_and_the_batch_goes_on(registry):
     def reply(conversation, seed):
         first = conversation[1]["content"]
