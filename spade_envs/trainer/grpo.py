@@ -1,0 +1,185 @@
+"""GRPO, the math only: group-normalised advantages and the clipped token-level loss.
+
+Read top to bottom:
+
+1. **Advantages** (:func:`group_advantages`). Samples compete only with samples of the
+   same role and group (plays of one environment; attempts on one document). Inside a
+   group the advantage is the reward minus the group mean, divided by the group's
+   (population) standard deviation with ``normalize="std"``. A group of one sample, or
+   one whose rewards are all equal, teaches nothing: its advantages are exactly 0.
+2. **Ratio** ``r = exp(logp - old_logp)`` per completion token: how much more likely the
+   current policy makes the token than the policy that generated it.
+3. **Clipped surrogate** per token: ``-min(r * A, clip(r, 1 - clip_low, 1 + clip_high) * A)``
+   (PPO, with separate low and high bounds as in DAPO: a higher upper bound lets rare
+   good tokens grow faster).
+4. **KL to a reference** (optional): the k3 estimator
+   ``exp(ref - logp) - (ref - logp) - 1`` (unbiased, always >= 0), times ``kl_coef``.
+5. **Token mean** over the completion mask: every generated token weighs the same, so
+   long replies are not down-weighted (DAPO's token-level loss).
+
+numpy computes advantages; torch is imported lazily, only by the loss.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..error import suggest
+from .samples import Sample, SampleError
+
+__all__ = [
+    "NORMALIZE",
+    "clipped_policy_loss",
+    "group_advantages",
+    "token_policy_loss",
+]
+
+#: How advantages are scaled inside a group: ``std`` (divide by the group's std) or ``none``.
+NORMALIZE = ("std", "none")
+
+
+def group_advantages(
+    samples: Sequence[Sample], *, normalize: str = "std", eps: float = 1e-6
+) -> list[Sample]:
+    """Copies of ``samples`` with their GRPO advantage set.
+
+    Args:
+        samples: Samples of either role.
+        normalize: ``"std"``: ``(r - mean) / (std + eps)`` per group (population std);
+            ``"none"``: ``r - mean``.
+        eps: Keeps the division finite for groups with a tiny spread.
+
+    Returns:
+        New samples (the inputs are not changed), in the same order.
+
+    Raises:
+        SampleError: ``normalize`` is unknown or ``eps`` is negative.
+    """
+    if normalize not in NORMALIZE:
+        raise SampleError(
+            f"Unknown advantage normalisation {normalize!r}.{suggest(normalize, NORMALIZE)} "
+            f"Use one of {NORMALIZE}."
+        )
+    if not eps >= 0:
+        raise SampleError(f"eps must be >= 0, got {eps!r}.")
+    members: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, sample in enumerate(samples):
+        members[(sample.role, sample.group)].append(index)
+
+    advantages = np.zeros(len(samples), dtype=np.float64)
+    for indices in members.values():
+        rewards = np.array([samples[i].reward for i in indices], dtype=np.float64)
+        if len(rewards) < 2 or np.all(rewards == rewards[0]):
+            continue  # nothing to compare: exactly 0, not rounding noise
+        centred = rewards - rewards.mean()
+        if normalize == "std":
+            centred = centred / (rewards.std() + eps)
+        advantages[indices] = centred
+    return [replace(s, advantage=float(a)) for s, a in zip(samples, advantages)]
+
+
+def token_policy_loss(
+    logprobs: Any,
+    old_logprobs: Any,
+    advantages: Any,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float = 0.28,
+    ref_logprobs: Any = None,
+    kl_coef: float = 0.0,
+) -> tuple[Any, Any, Any, Any]:
+    """The per-token GRPO loss, before masking and averaging.
+
+    Args:
+        logprobs: ``[B, T]`` log-probs of the completion tokens under the current policy
+            (with gradient).
+        old_logprobs: ``[B, T]`` behaviour log-probs (no gradient).
+        advantages: ``[B]`` (one per sample) or ``[B, T]``.
+        clip_low: The ratio is clipped below at ``1 - clip_low``.
+        clip_high: ... and above at ``1 + clip_high``.
+        ref_logprobs: ``[B, T]`` reference log-probs, or None (no KL term).
+        kl_coef: Weight of the k3 KL estimate.
+
+    Returns:
+        ``(loss, clipped, kl, ratio)``, each ``[B, T]``: the per-token loss, whether the
+        clipped branch was taken (bool), the k3 KL estimate (0 without a reference) and
+        the probability ratio (detached).
+    """
+    import torch
+
+    if advantages.dim() == 1:
+        advantages = advantages[:, None]
+    advantages = advantages.to(logprobs.dtype)
+    ratio = torch.exp(logprobs - old_logprobs.detach())
+    unclipped = ratio * advantages
+    clipped_ratio = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high)
+    clipped = clipped_ratio * advantages
+    # Pessimistic bound: the smaller objective. Where the clipped one is smaller the
+    # ratio is outside the trust region in the direction the advantage pushes, and the
+    # clamp makes its gradient zero.
+    loss = -torch.minimum(unclipped, clipped)
+    was_clipped = clipped < unclipped
+
+    if ref_logprobs is not None and kl_coef:
+        log_ratio_ref = ref_logprobs.detach() - logprobs
+        kl = torch.exp(log_ratio_ref) - log_ratio_ref - 1.0
+        loss = loss + kl_coef * kl
+    elif ref_logprobs is not None:
+        log_ratio_ref = ref_logprobs.detach() - logprobs.detach()
+        kl = torch.exp(log_ratio_ref) - log_ratio_ref - 1.0
+    else:
+        kl = torch.zeros_like(logprobs).detach()
+    return loss, was_clipped, kl.detach(), ratio.detach()
+
+
+def clipped_policy_loss(
+    logprobs: Any,
+    old_logprobs: Any,
+    advantages: Any,
+    mask: Any,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float = 0.28,
+    ref_logprobs: Any = None,
+    kl_coef: float = 0.0,
+) -> tuple[Any, dict[str, float]]:
+    """The GRPO loss of a batch: :func:`token_policy_loss` averaged over masked tokens.
+
+    Args:
+        logprobs, old_logprobs, advantages, clip_low, clip_high, ref_logprobs, kl_coef:
+            See :func:`token_policy_loss`.
+        mask: ``[B, T]``, 1 (or True) on completion tokens, 0 on prompt and padding:
+            masked-out tokens contribute neither loss nor gradient.
+
+    Returns:
+        The scalar loss (0 with no masked token) and stats: ``clip_frac`` (share of
+        masked tokens on the clipped branch), ``kl`` (mean k3 estimate) and
+        ``ratio_mean``.
+    """
+    import torch
+
+    loss, was_clipped, kl, ratio = token_policy_loss(
+        logprobs,
+        old_logprobs,
+        advantages,
+        clip_low=clip_low,
+        clip_high=clip_high,
+        ref_logprobs=ref_logprobs,
+        kl_coef=kl_coef,
+    )
+    keep = mask.bool()
+    count = keep.sum().clamp(min=1)
+    # where(), not a product: a non-finite value on a padded position must not leak in.
+    zero = torch.zeros((), dtype=loss.dtype, device=loss.device)
+    total = torch.where(keep, loss, zero).sum() / count
+    stats = {
+        "clip_frac": float((was_clipped & keep).sum() / count),
+        "kl": float(torch.where(keep, kl, zero).sum() / count),
+        "ratio_mean": float(torch.where(keep, ratio, zero).sum() / count),
+    }
+    return total, stats

@@ -1,0 +1,633 @@
+"""The GRPO learner: one optimiser step of a Hugging Face causal LM on a batch of samples.
+
+One :meth:`Learner.step` does, in order:
+
+1. group advantages per ``(role, group)`` (over the samples of every rank when the job is
+   data-parallel, so a group split across ranks is normalised as a whole);
+2. truncate each sample to ``max_seq_len`` by dropping tokens from the left of its
+   prompt (the completion is what is learned, so it is kept);
+3. sort by length and pack micro-batches (right padding, attention mask), so padding
+   stays small;
+4. fill in missing behaviour log-probs and, with ``kl_coef > 0``, reference log-probs
+   (no gradient, before any weight changes);
+5. forward + backward per micro-batch, each scaled so the sum over micro-batches (and
+   ranks) is the token mean over the whole batch;
+6. clip the gradient norm and take one AdamW step (``epochs`` times over the batch).
+
+Only completion positions reach the loss: the model is asked for logits from the first
+position that predicts a completion token onward (``logits_to_keep``), and a mask removes
+prompt and padding positions that remain in that window.
+
+Dropout is off during the update (the module is in eval mode) so that the log-probs the
+loss sees are those of the policy that generates, and the update is deterministic.
+On CPU the learner trains ``model`` in place, so generation after a step uses the new
+weights; with vLLM the weights are reloaded from :attr:`Learner.model` after each step
+(:func:`~spade_envs.trainer.lora.merged_state_dict` when LoRA is on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import inspect
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..error import SpadeError
+from . import distributed
+from .grpo import NORMALIZE, group_advantages, token_policy_loss
+from .lora import apply_lora, lora_disabled, lora_modules, lora_state_dict
+from .samples import Sample
+
+__all__ = ["GRPOConfig", "GRPOConfigError", "Learner", "STAT_KEYS", "fit_to_length"]
+
+#: The keys of the dict :meth:`Learner.step` returns (all floats).
+STAT_KEYS = (
+    "loss",
+    "loss_agent",
+    "loss_designer",
+    "tokens_agent",
+    "tokens_designer",
+    "samples_agent",
+    "samples_designer",
+    "grad_norm",
+    "clip_frac",
+    "kl",
+    "ratio_mean",
+    "truncated",
+    "optimizer_steps",
+    "seconds",
+)
+
+
+class GRPOConfigError(SpadeError, ValueError):
+    """A GRPO setting is out of range, or a learner state does not fit the learner."""
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """How the learner updates the model.
+
+    Attributes:
+        learning_rate: AdamW learning rate.
+        clip_low: The probability ratio is clipped below at ``1 - clip_low``.
+        clip_high: ... and above at ``1 + clip_high`` (DAPO: higher than ``clip_low``).
+        kl_coef: Weight of the k3 KL penalty to the reference policy (the weights the
+            model had when the learner was built); 0 turns it off and saves the forward
+            pass (and, for full fine-tuning, the frozen copy).
+        max_grad_norm: Gradient norm clipping; 0 turns clipping off (the norm is still
+            reported).
+        micro_batch: Samples per forward/backward pass (gradients accumulate).
+        epochs: Optimiser steps per batch (PPO epochs); after the first, the clipping of
+            the ratio to the behaviour policy matters.
+        weight_decay: AdamW weight decay.
+        max_seq_len: Longest prompt + completion trained on; longer samples lose tokens
+            from the left of the prompt.
+        lora_rank: 0 = full fine-tuning; > 0 = LoRA adapters of this rank.
+        lora_alpha: LoRA scale numerator (the update is scaled by ``alpha / rank``).
+        lora_targets: Names of the linear layers that get adapters.
+        normalize: Advantage normalisation inside a group: ``"std"`` or ``"none"``.
+    """
+
+    learning_rate: float = 1e-5
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    kl_coef: float = 0.0
+    max_grad_norm: float = 1.0
+    micro_batch: int = 4
+    epochs: int = 1
+    weight_decay: float = 0.0
+    max_seq_len: int = 2048
+    lora_rank: int = 0
+    lora_alpha: float = 16.0
+    lora_targets: tuple[str, ...] = ("q_proj", "v_proj")
+    normalize: str = "std"
+
+    def __post_init__(self) -> None:
+        def number(name: str, low: float, *, strict: bool = False, high: float | None = None):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise GRPOConfigError(f"{name} must be a number, got {value!r}.")
+            bad = value <= low if strict else value < low
+            if bad or value != value or (high is not None and value >= high):
+                bound = f"> {low}" if strict else f">= {low}"
+                upper = f" and < {high}" if high is not None else ""
+                raise GRPOConfigError(f"{name} must be {bound}{upper}, got {value!r}.")
+
+        def integer(name: str, low: int):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise GRPOConfigError(f"{name} must be an int >= {low}, got {value!r}.")
+
+        number("learning_rate", 0.0, strict=True)
+        number("clip_low", 0.0, high=1.0)
+        number("clip_high", 0.0)
+        number("kl_coef", 0.0)
+        number("max_grad_norm", 0.0)
+        number("weight_decay", 0.0)
+        number("lora_alpha", 0.0, strict=True)
+        integer("micro_batch", 1)
+        integer("epochs", 1)
+        integer("max_seq_len", 2)
+        integer("lora_rank", 0)
+        if isinstance(self.lora_targets, str) or not all(
+            isinstance(t, str) and t for t in self.lora_targets
+        ):
+            raise GRPOConfigError(
+                f"lora_targets must be a tuple of layer names, got {self.lora_targets!r}."
+            )
+        object.__setattr__(self, "lora_targets", tuple(self.lora_targets))
+        if self.lora_rank and not self.lora_targets:
+            raise GRPOConfigError("lora_rank > 0 needs at least one name in lora_targets.")
+        if self.normalize not in NORMALIZE:
+            raise GRPOConfigError(f"normalize must be one of {NORMALIZE}, got {self.normalize!r}.")
+
+
+def fit_to_length(
+    prompt: Sequence[int], completion: Sequence[int], max_len: int
+) -> tuple[list[int], list[int], bool]:
+    """Cut a sample to at most ``max_len`` tokens, keeping the completion.
+
+    Tokens go from the left of the prompt first; one prompt token always stays (it
+    predicts the first completion token), so a completion of ``max_len`` tokens or more
+    loses its tail.
+
+    Returns:
+        ``(prompt, completion, truncated)``.
+    """
+    prompt, completion = list(prompt), list(completion)
+    if len(prompt) + len(completion) <= max_len:
+        return prompt, completion, False
+    keep = max(1, max_len - len(completion))
+    return prompt[-keep:], completion[: max_len - keep], True
+
+
+@dataclass
+class _Row:
+    """One sample ready to pack (after truncation)."""
+
+    index: int
+    agent: bool
+    prompt_len: int
+    tokens: list[int]
+    advantage: float
+    old: list[float] | None
+    ref: list[float] | None = None
+
+    @property
+    def completion_len(self) -> int:
+        return len(self.tokens) - self.prompt_len
+
+
+@dataclass
+class _MicroBatch:
+    rows: list[_Row]
+    input_ids: Any
+    attention_mask: Any
+    keep: int  # logits kept: positions [T - keep, T)
+    mask: Any  # [B, keep - 1] bool: column j predicts token T - keep + 1 + j
+    spans: list[tuple[int, int]] = field(default_factory=list)  # completion columns per row
+    old: Any = None
+    ref: Any = None
+    advantages: Any = None
+    agent: Any = None
+
+
+def _token_logprobs_class() -> type:
+    import torch
+    from torch import nn
+
+    class TokenLogprobs(nn.Module):
+        """Log-probs of the next tokens in the last ``keep - 1`` positions of each row.
+
+        A module of its own so DistributedDataParallel can wrap exactly what the loss
+        differentiates through.
+        """
+
+        def __init__(self, model: nn.Module) -> None:
+            super().__init__()
+            self.model = model
+            params = inspect.signature(model.forward).parameters
+            self.keeps_logits = "logits_to_keep" in params
+
+        def forward(self, input_ids: Any, attention_mask: Any, keep: int) -> Any:
+            extra = {"logits_to_keep": keep} if self.keeps_logits else {}
+            out = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **extra
+            )
+            logits = out.logits[:, -keep:]
+            targets = input_ids[:, input_ids.shape[1] - keep + 1 :]
+            # float32 softmax even for a bf16 model: log-probs of rare tokens need it.
+            logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+            return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+    return TokenLogprobs
+
+
+class Learner:
+    """Trains a causal LM with GRPO on samples of both roles.
+
+    Args:
+        model: A Hugging Face causal LM (``chat_model.model``), trained in place.
+        config: The update settings.
+        seed: Seeds torch and the LoRA initialisation.
+        pad_token_id: Token used to right-pad micro-batches (masked out).
+
+    Raises:
+        GRPOConfigError: ``config`` is not a :class:`GRPOConfig`.
+        LoRAError: LoRA cannot be applied (e.g. no layer matches ``lora_targets``).
+    """
+
+    def __init__(
+        self, model: Any, config: GRPOConfig, *, seed: int = 0, pad_token_id: int = 0
+    ) -> None:
+        import torch
+
+        if not isinstance(config, GRPOConfig):
+            raise GRPOConfigError(f"config must be a GRPOConfig, got {type(config).__name__}.")
+        self.config = config
+        self.seed = seed
+        self.pad_token_id = int(pad_token_id)
+        self.steps = 0
+        torch.manual_seed(seed)
+        if config.lora_rank:
+            apply_lora(
+                model,
+                rank=config.lora_rank,
+                alpha=config.lora_alpha,
+                targets=config.lora_targets,
+                seed=seed,
+            )
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.dist = distributed.init_distributed() if distributed.is_initialized() else None
+        if self.dist is not None:
+            self._broadcast_from_main()
+        self._reference = None
+        if config.kl_coef and not config.lora_rank:
+            # Full fine-tuning moves every weight: the reference needs its own copy.
+            self._reference = copy.deepcopy(model).eval().requires_grad_(False)
+        module_cls = _token_logprobs_class()
+        self._module = module_cls(model)
+        self._train_module: Any = self._module
+        if self.dist is not None:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self._train_module = DistributedDataParallel(
+                self._module,
+                device_ids=[self.device.index] if self.device.type == "cuda" else None,
+                broadcast_buffers=False,
+            )
+        self._params = self.trainable_parameters()
+        self.optimizer = torch.optim.AdamW(
+            self._params, lr=config.learning_rate, weight_decay=config.weight_decay
+        )
+
+    # ---------------------------------------------------------------- helpers
+
+    @property
+    def world_size(self) -> int:
+        return self.dist.world_size if self.dist is not None else 1
+
+    def trainable_parameters(self) -> list[Any]:
+        """The parameters the optimiser updates (adapters only with LoRA)."""
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    def gradients(self) -> dict[str, Any]:
+        """Copies of the trainable parameters' gradients by name (after :meth:`step`:
+        those of its last optimiser step, after clipping)."""
+        return {
+            name: p.grad.detach().clone()
+            for name, p in self.model.named_parameters()
+            if p.requires_grad and p.grad is not None
+        }
+
+    def _broadcast_from_main(self) -> None:
+        # DDP broadcasts rank 0's weights too, but the reference copy is taken before
+        # DDP exists and must be the same on every rank.
+        import torch.distributed as dist
+
+        for tensor in [*self.model.parameters(), *self.model.buffers()]:
+            dist.broadcast(tensor.data, src=0)
+
+    def _all_reduce(self, values: list[float]) -> list[float]:
+        import torch
+
+        if self.dist is None:
+            return values
+        import torch.distributed as dist
+
+        tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor)
+        return tensor.tolist()
+
+    # -------------------------------------------------------------- preparing
+
+    def _advantages(self, samples: list[Sample]) -> list[Sample]:
+        if self.dist is None:
+            return group_advantages(samples, normalize=self.config.normalize)
+        keys = [(s.role, s.group, s.reward) for s in samples]
+        everyone = distributed.all_gather_objects(keys)
+        flat = [
+            Sample(role=r, prompt_ids=[0], completion_ids=[0], reward=w, group=g)
+            for part in everyone
+            for r, g, w in part
+        ]
+        scored = group_advantages(flat, normalize=self.config.normalize)
+        start = sum(len(part) for part in everyone[: self.dist.rank])
+        return [replace(s, advantage=scored[start + i].advantage) for i, s in enumerate(samples)]
+
+    def _rows(self, samples: Sequence[Sample]) -> tuple[list[_Row], int]:
+        rows, truncated = [], 0
+        for index, sample in enumerate(samples):
+            prompt, completion, cut = fit_to_length(
+                sample.prompt_ids, sample.completion_ids, self.config.max_seq_len
+            )
+            truncated += cut
+            # A cut prompt is a different context than the one generation saw: the
+            # recorded log-probs no longer describe it, so they are recomputed.
+            old = None if cut or sample.old_logprobs is None else list(sample.old_logprobs)
+            rows.append(
+                _Row(
+                    index=index,
+                    agent=sample.role == "agent",
+                    prompt_len=len(prompt),
+                    tokens=prompt + completion,
+                    advantage=sample.advantage,
+                    old=old,
+                )
+            )
+        return rows, truncated
+
+    def _pack(self, rows: list[_Row]) -> list[_MicroBatch]:
+        import torch
+
+        ordered = sorted(rows, key=lambda r: (-len(r.tokens), r.index))
+        size = self.config.micro_batch
+        batches = []
+        for start in range(0, len(ordered), size):
+            chunk = ordered[start : start + size]
+            width = max(len(r.tokens) for r in chunk)
+            first = min(r.prompt_len for r in chunk)  # first completion token position
+            keep = width - first + 1
+            input_ids = torch.full((len(chunk), width), self.pad_token_id, dtype=torch.long)
+            attention = torch.zeros((len(chunk), width), dtype=torch.long)
+            mask = torch.zeros((len(chunk), keep - 1), dtype=torch.bool)
+            spans = []
+            for i, row in enumerate(chunk):
+                input_ids[i, : len(row.tokens)] = torch.tensor(row.tokens)
+                attention[i, : len(row.tokens)] = 1
+                # Token t is predicted at position t - 1, i.e. column t - first.
+                span = (row.prompt_len - first, len(row.tokens) - first)
+                mask[i, span[0] : span[1]] = True
+                spans.append(span)
+            batch = _MicroBatch(
+                rows=chunk,
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                keep=keep,
+                mask=mask.to(self.device),
+                spans=spans,
+            )
+            batch.advantages = torch.tensor(
+                [r.advantage for r in chunk], dtype=torch.float32, device=self.device
+            )
+            batch.agent = torch.tensor([r.agent for r in chunk], device=self.device)
+            batches.append(batch)
+        return batches
+
+    def _columns(self, batch: _MicroBatch, values: list[list[float]]) -> Any:
+        import torch
+
+        out = torch.zeros(batch.mask.shape, dtype=torch.float32)
+        for i, ((lo, hi), row_values) in enumerate(zip(batch.spans, values)):
+            out[i, lo:hi] = torch.tensor(row_values, dtype=torch.float32)
+        return out.to(self.device)
+
+    def _rows_of(self, batch: _MicroBatch, logp: Any) -> list[list[float]]:
+        cpu = logp.detach().float().cpu()
+        return [cpu[i, lo:hi].tolist() for i, (lo, hi) in enumerate(batch.spans)]
+
+    def _behaviour_and_reference(self, batches: list[_MicroBatch]) -> None:
+        import torch
+
+        with torch.no_grad():
+            for batch in batches:
+                if any(r.old is None for r in batch.rows):
+                    current = self._rows_of(batch, self._forward_no_grad(batch))
+                    for row, values in zip(batch.rows, current):
+                        if row.old is None:
+                            row.old = values
+                batch.old = self._columns(batch, [r.old for r in batch.rows])
+                if self.config.kl_coef:
+                    batch.ref = self._reference_logprobs(batch)
+
+    def _forward_no_grad(self, batch: _MicroBatch, module: Any = None) -> Any:
+        module = module or self._module
+        return module(batch.input_ids, batch.attention_mask, batch.keep)
+
+    def _reference_logprobs(self, batch: _MicroBatch) -> Any:
+        if self._reference is not None:
+            module = _token_logprobs_class()(self._reference)
+            return self._forward_no_grad(batch, module)
+        with lora_disabled(self.model):
+            return self._forward_no_grad(batch)
+
+    # ----------------------------------------------------------------- public
+
+    def completion_logprobs(self, samples: Sequence[Sample]) -> list[list[float]]:
+        """Current log-probs of each sample's completion tokens (after truncation to
+        ``max_seq_len``), in sample order; no gradient."""
+        import torch
+
+        rows, _ = self._rows(list(samples))
+        out: list[list[float]] = [[] for _ in rows]
+        self.model.eval()
+        with torch.no_grad():
+            for batch in self._pack(rows):
+                for row, values in zip(
+                    batch.rows, self._rows_of(batch, self._forward_no_grad(batch))
+                ):
+                    out[row.index] = values
+        return out
+
+    def step(self, samples: Sequence[Sample]) -> dict[str, float]:
+        """One GRPO update on ``samples`` (this rank's share when data-parallel).
+
+        Every rank must call it (with possibly zero samples) the same number of times.
+
+        Returns:
+            Floats under :data:`STAT_KEYS`: ``loss`` (token mean, KL term included),
+            ``loss_agent``/``loss_designer`` (token means per role, 0 without tokens),
+            ``tokens_*``/``samples_*`` (completion tokens and samples per role, summed over
+            ranks; samples with advantage 0 count too), ``grad_norm`` (before clipping),
+            ``clip_frac``, ``kl``, ``ratio_mean``, ``truncated`` (samples cut to
+            ``max_seq_len``), ``optimizer_steps`` (so far) and ``seconds``. Loss-type values
+            are averaged over ``epochs``. An empty batch (on every rank) changes nothing.
+        """
+        import torch
+
+        started = time.perf_counter()
+        samples = self._advantages(list(samples))
+        rows, truncated = self._rows(samples)
+        batches = self._pack(rows)
+        self.model.eval()  # no dropout: the loss sees the generating policy
+        self._behaviour_and_reference(batches)
+
+        counts = self._all_reduce(
+            [
+                float(sum(r.completion_len for r in rows if r.agent)),
+                float(sum(r.completion_len for r in rows if not r.agent)),
+                float(sum(r.agent for r in rows)),
+                float(sum(not r.agent for r in rows)),
+                float(truncated),
+            ]
+        )
+        tokens_agent, tokens_designer, samples_agent, samples_designer, truncated_all = counts
+        total_tokens = tokens_agent + tokens_designer
+        stats = dict.fromkeys(STAT_KEYS, 0.0)
+        stats.update(
+            tokens_agent=tokens_agent,
+            tokens_designer=tokens_designer,
+            samples_agent=samples_agent,
+            samples_designer=samples_designer,
+            truncated=truncated_all,
+        )
+        if total_tokens == 0:
+            stats.update(optimizer_steps=float(self.steps), seconds=time.perf_counter() - started)
+            return stats
+
+        # DDP averages gradients over ranks; scaling by world / total makes the sum over
+        # ranks and micro-batches the token mean over the whole batch.
+        scale = self.world_size / total_tokens
+        sums = [0.0] * 6  # loss, loss agent, loss designer, clipped, kl, ratio
+        for _ in range(self.config.epochs):
+            self.optimizer.zero_grad(set_to_none=True)
+            epoch = [0.0] * 6
+            if not batches:
+                self._empty_backward()
+            for i, batch in enumerate(batches):
+                last = i == len(batches) - 1
+                sync = contextlib.nullcontext()
+                if self.dist is not None and not last:
+                    sync = self._train_module.no_sync()
+                with sync:
+                    parts = self._backward(batch, scale)
+                epoch = [a + b for a, b in zip(epoch, parts)]
+            epoch = self._all_reduce(epoch)
+            sums = [a + b for a, b in zip(sums, epoch)]
+            max_norm = self.config.max_grad_norm or float("inf")
+            norm = torch.nn.utils.clip_grad_norm_(self._params, max_norm)
+            stats["grad_norm"] += float(norm) / self.config.epochs
+            self.optimizer.step()
+            self.steps += 1
+
+        runs = self.config.epochs
+        loss, loss_agent, loss_designer, clipped, kl, ratio = sums
+        stats.update(
+            loss=loss / total_tokens / runs,
+            loss_agent=loss_agent / tokens_agent / runs if tokens_agent else 0.0,
+            loss_designer=loss_designer / tokens_designer / runs if tokens_designer else 0.0,
+            clip_frac=clipped / total_tokens / runs,
+            kl=kl / total_tokens / runs,
+            ratio_mean=ratio / total_tokens / runs,
+            optimizer_steps=float(self.steps),
+            seconds=time.perf_counter() - started,
+        )
+        return stats
+
+    def _backward(self, batch: _MicroBatch, scale: float) -> list[float]:
+        import torch
+
+        logp = self._train_module(batch.input_ids, batch.attention_mask, batch.keep)
+        loss, clipped, kl, ratio = token_policy_loss(
+            logp,
+            batch.old,
+            batch.advantages,
+            clip_low=self.config.clip_low,
+            clip_high=self.config.clip_high,
+            ref_logprobs=batch.ref,
+            kl_coef=self.config.kl_coef,
+        )
+        zero = torch.zeros((), dtype=loss.dtype, device=loss.device)
+        # where(), not a product: padded and prompt positions get exactly no gradient.
+        masked = torch.where(batch.mask, loss, zero)
+        (masked.sum() * scale).backward()
+        per_row = masked.detach().sum(dim=1)
+        return [
+            float(per_row.sum()),
+            float(per_row[batch.agent].sum()),
+            float(per_row[~batch.agent].sum()),
+            float((clipped & batch.mask).sum()),
+            float(torch.where(batch.mask, kl, zero).sum()),
+            float(torch.where(batch.mask, ratio, zero).sum()),
+        ]
+
+    def _empty_backward(self) -> None:
+        # A rank without samples still joins DDP's gradient all-reduce: a zero-weighted
+        # pass over two padding tokens touches every trainable parameter.
+        import torch
+
+        ids = torch.full((1, 2), self.pad_token_id, dtype=torch.long, device=self.device)
+        logp = self._train_module(ids, torch.ones_like(ids), 2)
+        (logp.sum() * 0.0).backward()
+
+    # ------------------------------------------------------------ checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """Weights (adapters only with LoRA), optimiser state and step count, as copies."""
+        if self.config.lora_rank:
+            weights = lora_state_dict(self.model)
+        else:
+            weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        return {
+            "lora_rank": self.config.lora_rank,
+            "model": weights,
+            "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+            "steps": self.steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved.
+
+        With LoRA the base weights are not in the state: build the learner on the same
+        base model. With ``kl_coef > 0`` the reference is the model as the learner was
+        built, so build it on the base model and then load the state.
+
+        Raises:
+            GRPOConfigError: The state is missing parts or was saved with another LoRA
+                setting, or its weights do not fit the model.
+        """
+        missing = [k for k in ("lora_rank", "model", "optimizer", "steps") if k not in state]
+        if missing:
+            raise GRPOConfigError(f"Learner state lacks {missing}; pass Learner.state_dict().")
+        if state["lora_rank"] != self.config.lora_rank:
+            raise GRPOConfigError(
+                f"The state was saved with lora_rank={state['lora_rank']}, this learner has "
+                f"lora_rank={self.config.lora_rank}; use the same GRPO settings to resume."
+            )
+        try:
+            if self.config.lora_rank:
+                wanted = set(lora_state_dict(self.model))
+                if set(state["model"]) != wanted:
+                    raise GRPOConfigError(
+                        "The saved adapters do not match this model's LoRA layers "
+                        f"({len(state['model'])} saved, {len(wanted)} here); use the same "
+                        "lora_targets."
+                    )
+                self.model.load_state_dict(state["model"], strict=False)
+            else:
+                self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as exc:
+            if isinstance(exc, GRPOConfigError):
+                raise
+            raise GRPOConfigError(f"The learner state does not fit this model: {exc}") from exc
+        self.steps = int(state["steps"])
+
+    @property
+    def lora_layers(self) -> list[str]:
+        """Names of the modules that carry LoRA adapters (empty for full fine-tuning)."""
+        return sorted(lora_modules(self.model))
