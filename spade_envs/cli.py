@@ -17,6 +17,8 @@ import click
 from .cli_agent import AGENT_COMMANDS
 from .cli_corpus import CORPUS_COMMANDS
 from .cli_designer import DESIGNER_COMMANDS
+from .cli_launch import LAUNCH_COMMANDS
+from .cli_web import WEB_COMMANDS
 from .core.episodes import random_text
 from .core.game_env import GameSeatEnv
 from .core.metadata import KINDS, SKILLS, describe
@@ -136,7 +138,9 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
     sys.exit(0 if all(r.passed for r in reports) else 1)
 
 
-for _command in (*CORPUS_COMMANDS, *DESIGNER_COMMANDS, *AGENT_COMMANDS):
+for _command in (*CORPUS_COMMANDS, *DESIGNER_COMMANDS, *AGENT_COMMANDS, *WEB_COMMANDS):
+    main.add_command(_command)
+for _command in LAUNCH_COMMANDS:
     main.add_command(_command)
 
 

@@ -1,0 +1,42 @@
+"""The corpus browser: browse, search, inspect, play and export environments in a browser.
+
+Started by ``spade-envs serve``; a standard-library ``ThreadingHTTPServer`` with server-
+rendered pages (inline SVG charts, no script or style inline, nothing fetched from
+elsewhere). Listens on 127.0.0.1 by default; any other address needs a token. Read-only
+except play sessions, which run environments only in the sandbox.
+
+Pages: the overview (``/``), the list with filters, search and export (``/envs``), one
+environment (``/env/<Name>-v<N>``), playing it (``/env/<Name>-v<N>/play``), the map of
+embeddings (``/map``) and self-play runs (``/runs``).
+
+Importing this package is light; the server's modules load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import App, BrowserServer, make_server, serve
+    from .config import ServeConfig
+
+_LAZY = {
+    "App": "app",
+    "BrowserServer": "app",
+    "make_server": "app",
+    "serve": "app",
+    "ServeConfig": "config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["App", "BrowserServer", "ServeConfig", "make_server", "serve"]

@@ -1,0 +1,329 @@
+"""The list view's query: filters, full-text or semantic search, sort, facets and a page.
+
+Everything runs over a catalog :class:`~spade_envs.web.catalog.Snapshot` with numpy
+masks, so the 2,000th page costs what the first does. Full-text search matches every
+word (or ``"quoted phrase"``) as a case-insensitive substring of the ID, the name (also
+split into words: ``number guess`` finds ``NumberGuess``), the skill and the
+description. Semantic search ranks by cosine similarity of the stored embeddings
+(:class:`~spade_envs.web.vectors.Vectors`) and keeps the nearest :data:`SEMANTIC_LIMIT`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .catalog import FACETS, Snapshot
+from .http import HTTPError, Params
+from .vectors import Vectors, align
+
+__all__ = [
+    "MODES",
+    "PAGE_SIZES",
+    "SEMANTIC_LIMIT",
+    "SORTS",
+    "ListQuery",
+    "ListResult",
+    "Searcher",
+    "parse_list_query",
+]
+
+#: Sort keys of the list, each with its default direction (True: largest first).
+SORTS = {
+    "relevance": True,
+    "created": True,
+    "regret": True,
+    "novelty": True,
+    "win_rate": True,
+    "name": False,
+}
+MODES = ("text", "semantic")
+PAGE_SIZES = (25, 50, 100, 200)
+#: Semantic search keeps this many nearest versions (then filters and pages them).
+SEMANTIC_LIMIT = 1000
+#: Regret and return bounds accepted by the range filter.
+REGRET_BOUND = 1e6
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """What the list shows: filters, search, order and page (all already checked)."""
+
+    q: str = ""
+    mode: str = "text"
+    skill: str | None = None
+    kind: str | None = None
+    origin: str | None = None
+    status: str | None = None
+    name: str | None = None
+    regret_min: float | None = None
+    regret_max: float | None = None
+    played: str | None = None
+    sort: str = "created"
+    descending: bool = True
+    page: int = 1
+    size: int = 50
+
+    def facet(self, name: str) -> str | None:
+        return getattr(self, name)
+
+    def params(self) -> dict[str, Any]:
+        """The query as URL parameters (defaults left out), for links and the export form."""
+        out: dict[str, Any] = {}
+        for key in ("q", *FACETS, "name", "regret_min", "regret_max", "played"):
+            value = getattr(self, key)
+            if value not in (None, ""):
+                out[key] = value if not isinstance(value, float) else f"{value:g}"
+        if self.q and self.mode != "text":
+            out["mode"] = self.mode
+        if self.sort != _default_sort(self):
+            out["sort"] = self.sort
+        if self.descending != SORTS[self.sort]:
+            out["dir"] = "desc" if self.descending else "asc"
+        if self.size != 50:
+            out["size"] = self.size
+        return out
+
+    def filters(self) -> dict[str, Any]:
+        """The parameters that choose *which* versions (no sort or page)."""
+        return {k: v for k, v in self.params().items() if k not in ("sort", "dir", "size", "page")}
+
+
+def _default_sort(query: ListQuery) -> str:
+    return "relevance" if query.q else "created"
+
+
+def parse_list_query(params: Params, snap: Snapshot, *, paged: bool = True) -> ListQuery:
+    """Check the list parameters against the catalog (unknown skills are a 400 with a hint)."""
+    q = params.text("q", max_chars=200)
+    mode = params.choice("mode", MODES, "text") or "text"
+    values: dict[str, Any] = {}
+    for facet in FACETS:
+        values[facet] = params.choice(facet, snap.vocab[facet] or ["(none yet)"])
+    name = params.text("name", max_chars=64) or None
+    if name is not None and name not in set(snap.names):
+        raise HTTPError(400, f"name: no environment is called {name!r}.")
+    low = params.number("regret_min", low=-REGRET_BOUND, high=REGRET_BOUND)
+    high = params.number("regret_max", low=-REGRET_BOUND, high=REGRET_BOUND)
+    if low is not None and high is not None and low > high:
+        raise HTTPError(400, f"regret_min ({low:g}) is above regret_max ({high:g}); swap them.")
+    played = params.choice("played", ("yes", "no"))
+    sort = params.choice("sort", tuple(SORTS), "relevance" if q else "created") or "created"
+    if sort == "relevance" and not q:
+        raise HTTPError(400, "sort=relevance needs a search (q); sort by created, regret, ...")
+    direction = params.choice("dir", ("asc", "desc"))
+    descending = SORTS[sort] if direction is None else direction == "desc"
+    size = params.integer("size", low=1, high=max(PAGE_SIZES), default=50) or 50
+    if size not in PAGE_SIZES:
+        raise HTTPError(400, f"size must be one of {', '.join(map(str, PAGE_SIZES))}; got {size}.")
+    page = (params.integer("page", low=1, high=10**9, default=1) or 1) if paged else 1
+    return ListQuery(
+        q=q, mode=mode, name=name, regret_min=low, regret_max=high, played=played, sort=sort,
+        descending=descending, page=page, size=size, **values,
+    )  # fmt: skip
+
+
+@dataclass
+class ListResult:
+    """One page of a list query.
+
+    Attributes:
+        total: How many versions match (for semantic search: of the nearest kept).
+        positions: Catalog positions on this page, in order.
+        scores: Relevance of each (text: words matched in the name count double;
+            semantic: cosine similarity), None for plain lists.
+        novelty: Novelty of each on the page (NaN when unknown).
+        facets: For each facet, counts of its values under every *other* filter.
+        notes: Things the user should know (novelty still computing, no embeddings, ...).
+        pages: The number of pages.
+    """
+
+    total: int
+    positions: np.ndarray
+    scores: np.ndarray | None
+    novelty: np.ndarray
+    facets: dict[str, dict[str, int]]
+    notes: list[str] = field(default_factory=list)
+    pages: int = 1
+    matching: np.ndarray | None = None  # every matching position, in order (for export)
+
+
+def _terms(q: str) -> list[str]:
+    phrases = re.findall(r'"([^"]+)"', q)
+    rest = re.sub(r'"[^"]*"', " ", q)
+    return [t.lower() for t in [*phrases, *rest.split()] if t.strip()]
+
+
+class Searcher:
+    """Runs list queries over catalog snapshots, caching sort orders per snapshot."""
+
+    def __init__(self, vectors: Vectors | None):
+        self.vectors = vectors
+        self._cache: dict[tuple[Any, ...], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def _cached(self, key: tuple[Any, ...], make: Any) -> np.ndarray:
+        with self._lock:
+            found = self._cache.get(key)
+        if found is None:
+            found = make()
+            with self._lock:
+                if len(self._cache) > 32:
+                    self._cache.clear()
+                self._cache[key] = found
+        return found
+
+    def novelty(self, snap: Snapshot) -> tuple[np.ndarray, bool]:
+        """Novelty aligned with the snapshot's positions, and whether it is up to date."""
+        if self.vectors is None:
+            return np.full(len(snap), np.nan), True
+        keys, values, current = self.vectors.novelty()
+        key = ("novelty", snap.generation, self.vectors.generation, len(keys), current)
+        return self._cached(key, lambda: align(keys, values, snap.keys)), current
+
+    def _masks(self, snap: Snapshot, query: ListQuery) -> dict[str, np.ndarray]:
+        masks: dict[str, np.ndarray] = {}
+        for facet in FACETS:
+            value = query.facet(facet)
+            if value is not None:
+                masks[facet] = snap.codes[facet] == snap.vocab[facet].index(value)
+        if query.name is not None:
+            masks["name"] = np.fromiter((n == query.name for n in snap.names), bool, len(snap))
+        if query.regret_min is not None or query.regret_max is not None:
+            with np.errstate(invalid="ignore"):
+                low = -np.inf if query.regret_min is None else query.regret_min
+                high = np.inf if query.regret_max is None else query.regret_max
+                masks["regret"] = (snap.regret >= low) & (snap.regret <= high)
+        if query.played is not None:
+            masks["played"] = (snap.checkpoints > 0) == (query.played == "yes")
+        return masks
+
+    def _text_hits(
+        self, snap: Snapshot, candidates: np.ndarray, q: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        terms = _terms(q)
+        hay = snap.haystacks
+        found = candidates
+        for term in terms:
+            found = np.fromiter((i for i in found if term in hay[i]), np.int64)
+        scores = np.fromiter(
+            (sum(2.0 if term in snap.names[i].lower() else 1.0 for term in terms) for i in found),
+            np.float64,
+            len(found),
+        )
+        return found, scores
+
+    def run(self, snap: Snapshot, query: ListQuery, *, page_only: bool = True) -> ListResult:
+        """The page ``query`` asks for (``page_only=False`` keeps every match, for export)."""
+        n = len(snap)
+        masks = self._masks(snap, query)
+        notes: list[str] = []
+        combined = np.ones(n, dtype=bool)
+        for mask in masks.values():
+            combined &= mask
+        scores_all = np.full(n, np.nan)
+        searched = np.ones(n, dtype=bool)
+        if query.q and query.mode == "semantic":
+            searched[:] = False
+            hits = self._semantic(snap, query.q, notes)
+            for pos, score in hits:
+                searched[pos] = True
+                scores_all[pos] = score
+        elif query.q:
+            searched[:] = False
+            # Words are sought where the non-facet filters hold, so facet counts stay right.
+            base = _all_but({k: m for k, m in masks.items() if k not in FACETS}, "", n)
+            found, scores = self._text_hits(snap, np.flatnonzero(base), query.q)
+            searched[found] = True
+            scores_all[found] = scores
+        selected = combined & searched
+        facets = {}
+        for facet in FACETS:
+            others = searched.copy()
+            for name, mask in masks.items():
+                if name != facet:
+                    others &= mask
+            facets[facet] = snap.facet_counts(facet, np.flatnonzero(others))
+        novelty, current = self.novelty(snap)
+        if query.sort == "novelty" and not current:
+            notes.append(
+                "Novelty is still being computed for the newest embeddings; versions without "
+                "a value are listed last."
+            )
+        positions = self._order(snap, query, scores_all, novelty)
+        positions = positions[selected[positions]]
+        total = len(positions)
+        pages = max(1, -(-total // query.size))
+        if query.page > pages and total:
+            raise HTTPError(
+                400, f"page {query.page} is past the last page ({pages:,}) of {total:,} results."
+            )
+        start = (query.page - 1) * query.size
+        page = positions[start : start + query.size] if page_only else positions
+        return ListResult(
+            total=total,
+            positions=page,
+            scores=scores_all[page] if query.q else None,
+            novelty=novelty[page],
+            facets=facets,
+            notes=notes,
+            pages=pages,
+            matching=None if page_only else positions,
+        )
+
+    def _semantic(self, snap: Snapshot, q: str, notes: list[str]) -> list[tuple[int, float]]:
+        vectors = self.vectors
+        if vectors is None:
+            raise HTTPError(400, "Semantic search is switched off on this server; use mode=text.")
+        hits = vectors.search(q, SEMANTIC_LIMIT)
+        if vectors.problem:
+            notes.append(vectors.problem)
+        missing = len(snap) - len(vectors)
+        if missing > 0:
+            notes.append(
+                f"{missing:,} of {len(snap):,} versions have no {vectors.model} embedding and "
+                "cannot be found by meaning; `spade-envs search --embedder hashing ...` (or "
+                "Memory.sync) embeds them."
+            )
+        out = []
+        for key, score in hits:
+            pos = snap.position(key)
+            if pos is not None:
+                out.append((pos, score))
+        return out
+
+    def _order(
+        self, snap: Snapshot, query: ListQuery, scores: np.ndarray, novelty: np.ndarray
+    ) -> np.ndarray:
+        """Every position in display order (missing values last in either direction)."""
+        sort, desc = query.sort, query.descending
+        if sort == "relevance":
+            return _by_values(scores, desc, snap.keys)
+        if sort == "name":
+            key = ("name", snap.generation)
+            base = self._cached(key, lambda: np.lexsort((snap.versions, np.asarray(snap.names))))
+            return base if not desc else base[::-1]
+        if sort == "novelty":
+            return _by_values(novelty, desc, snap.keys)
+        column = {"created": snap.created, "regret": snap.regret, "win_rate": snap.win_rate}[sort]
+        key = (sort, desc, snap.generation)
+        return self._cached(key, lambda: _by_values(column, desc, snap.keys))
+
+
+def _all_but(masks: dict[str, np.ndarray], skip: str, n: int) -> np.ndarray:
+    out = np.ones(n, dtype=bool)
+    for name, mask in masks.items():
+        if name != skip:
+            out &= mask
+    return out
+
+
+def _by_values(values: np.ndarray, descending: bool, keys: np.ndarray) -> np.ndarray:
+    """Positions sorted by ``values`` (ties: newest key first), NaN last either way."""
+    missing = np.isnan(values)
+    primary = np.where(missing, 0.0, -values if descending else values)
+    return np.lexsort((-keys, primary, missing))

@@ -1,0 +1,338 @@
+"""The registry's stored embeddings, read once: semantic search, novelty and the map.
+
+The vectors are those the designer's memory stored (``Memory.sync``); the browser
+never writes any. It keeps one float32 matrix per process and uses it three ways:
+
+- **semantic search**: the query is embedded by the same embedder and compared with
+  every vector (exact inner product; a few milliseconds at 100,000);
+- **novelty**: 1 - cosine similarity to the nearest *other* version, the quantity the
+  designer's novelty check uses. Exact up to :data:`EXACT_NOVELTY_LIMIT` versions; above
+  that, each vector is compared with the members of its two nearest spherical k-means
+  clusters (an approximation that can only overstate novelty). Computed in the
+  background, then kept up to date exactly as new vectors arrive;
+- **the map**: a 2-D PCA projection.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..error import SpadeError
+from . import queries
+
+__all__ = ["EXACT_NOVELTY_LIMIT", "Vectors", "align", "nearest_other_similarity", "pca_2d"]
+
+#: Corpus size up to which novelty compares every pair of vectors.
+EXACT_NOVELTY_LIMIT = 12_000
+_BLOCK = 1024
+
+
+def _exact_nearest(
+    queries_: np.ndarray, base: np.ndarray, self_index: np.ndarray | None
+) -> np.ndarray:
+    """Highest inner product of each query row with the ``base`` rows (its own row excluded)."""
+    best = np.full(len(queries_), -np.inf, dtype=np.float32)
+    for start in range(0, len(queries_), _BLOCK):
+        scores = queries_[start : start + _BLOCK] @ base.T
+        if self_index is not None:
+            rows = np.arange(len(scores))
+            scores[rows, self_index[start : start + _BLOCK]] = -np.inf
+        best[start : start + _BLOCK] = scores.max(axis=1) if scores.shape[1] else -np.inf
+    return best
+
+
+def nearest_other_similarity(matrix: np.ndarray, seed: int = 0) -> np.ndarray:
+    """For each row of unit vectors, the cosine similarity to its nearest other row.
+
+    Exact below :data:`EXACT_NOVELTY_LIMIT` rows; above, approximate through two-cluster
+    probing (never higher than the exact value). A single row gets ``-inf``.
+    """
+    from ..memory.kmeans import assign_nearest, spherical_kmeans
+
+    n = len(matrix)
+    if n < 2:
+        return np.full(n, -np.inf, dtype=np.float32)
+    if n <= EXACT_NOVELTY_LIMIT:
+        return _exact_nearest(matrix, matrix, np.arange(n))
+    rng = np.random.default_rng(seed)
+    k = int(math.sqrt(n))
+    sample = matrix[rng.choice(n, size=min(n, 40 * k), replace=False)]
+    centroids = spherical_kmeans(sample, k, iterations=8, rng=rng)
+    first, _ = assign_nearest(matrix, centroids)
+    # The second-nearest centroid: mask the first and ask again.
+    second = np.empty(n, dtype=np.int32)
+    for start in range(0, n, 65_536):
+        scores = matrix[start : start + 65_536] @ centroids.T
+        scores[np.arange(len(scores)), first[start : start + 65_536]] = -np.inf
+        second[start : start + 65_536] = scores.argmax(axis=1)
+    best = np.full(n, -np.inf, dtype=np.float32)
+    order = np.argsort(first, kind="stable")
+    bounds = np.searchsorted(first[order], np.arange(k + 1))
+    for c in range(k):
+        members = order[bounds[c] : bounds[c + 1]]
+        if not len(members):
+            continue
+        probes = np.flatnonzero((first == c) | (second == c))
+        base = matrix[members]
+        # Where a probe is itself a member, its own column must not count.
+        member_pos = {int(m): i for i, m in enumerate(members)}
+        for start in range(0, len(probes), _BLOCK):
+            chunk = probes[start : start + _BLOCK]
+            scores = matrix[chunk] @ base.T
+            own = [(r, member_pos[int(p)]) for r, p in enumerate(chunk) if int(p) in member_pos]
+            if own:
+                rows, cols = zip(*own)
+                scores[list(rows), list(cols)] = -np.inf
+            np.maximum.at(best, chunk, scores.max(axis=1))
+    return best
+
+
+def align(
+    keys: np.ndarray, values: np.ndarray, target: np.ndarray, fill: float = np.nan
+) -> np.ndarray:
+    """``values`` (one per ``keys``) rearranged to follow ``target`` keys; ``fill`` where missing."""
+    out = np.full(len(target), fill, dtype=np.float64)
+    if not len(keys):
+        return out
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    where = np.searchsorted(sorted_keys, target)
+    inside = where < len(sorted_keys)
+    inside[inside] = sorted_keys[where[inside]] == target[inside]
+    out[inside] = values[order[where[inside]]]
+    return out
+
+
+def pca_2d(matrix: np.ndarray) -> np.ndarray:
+    """The rows projected on their two principal components (``(n, 2)``; signs fixed)."""
+    n = len(matrix)
+    if n == 0:
+        return np.zeros((0, 2))
+    data = matrix.astype(np.float64)
+    mean = data.mean(axis=0)
+    cov = (data.T @ data) / n - np.outer(mean, mean)
+    _, vecs = np.linalg.eigh(cov)
+    axes = vecs[:, ::-1][:, :2]
+    for j in range(axes.shape[1]):  # deterministic orientation
+        if axes[np.argmax(np.abs(axes[:, j])), j] < 0:
+            axes[:, j] = -axes[:, j]
+    out = (data - mean) @ axes
+    if out.shape[1] < 2:
+        out = np.hstack([out, np.zeros((n, 2 - out.shape[1]))])
+    return out
+
+
+def _embedder_for(model: str) -> Any | None:
+    """An embedder that reproduces vectors stored under ``model``, or None."""
+    from ..memory.embedders import MINILM_NAME, HashingEmbedder, minilm_available
+
+    match = re.fullmatch(r"hashing-(\d+)(?:-s(\d+))?-v1", model)
+    if match:
+        return HashingEmbedder(int(match.group(1)), int(match.group(2) or 0))
+    if model == MINILM_NAME and minilm_available():
+        from ..memory.embedders import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder()
+    return None
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    keys: np.ndarray  # in load order
+    matrix: np.ndarray
+    last_row: int
+    generation: int
+
+
+class Vectors:
+    """Stored embeddings of one embedder, kept in memory (read-only).
+
+    Args:
+        registry: The registry to read.
+        embedder: ``auto`` (the stored model with most vectors that can be reproduced
+            here), ``hashing`` or ``minilm``.
+        seed: Seed of the approximate novelty clustering.
+        refresh_s: How often new vectors are looked for when pages ask.
+    """
+
+    def __init__(
+        self,
+        registry: Any,
+        embedder: str = "auto",
+        seed: int = 0,
+        refresh_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        if embedder not in ("auto", "hashing", "minilm"):
+            raise SpadeError(f"embedder must be auto, hashing or minilm, got {embedder!r}.")
+        self.registry = registry
+        self.kind = embedder
+        self.seed = seed
+        self.refresh_s = refresh_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._loaded = _Loaded(np.zeros(0, np.int64), np.zeros((0, 0), np.float32), 0, 0)
+        self._checked = -math.inf
+        self.model = ""
+        self.embedder: Any = None
+        # (generation, keys, best similarity to another version) of the last computation
+        self._novelty: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._novelty_thread: threading.Thread | None = None
+        self._projection: tuple[int, np.ndarray] | None = None
+        #: Why semantic search cannot run, when it cannot (shown on the page).
+        self.problem = ""
+
+    # ----- loading ----------------------------------------------------------------------
+    def _choose(self) -> None:
+        from ..memory.embedders import HashingEmbedder, default_embedder
+
+        if self.kind != "auto":
+            self.embedder = default_embedder(self.kind)
+            self.model = self.embedder.name
+            return
+        counts = queries.embedding_models(self.registry.engine)
+        for model, _count in sorted(counts.items(), key=lambda kv: -kv[1]):
+            embedder = _embedder_for(model)
+            if embedder is not None:
+                self.embedder, self.model = embedder, model
+                return
+        self.embedder = HashingEmbedder()
+        self.model = self.embedder.name
+        if counts:
+            self.problem = (
+                f"The stored embeddings ({', '.join(counts)}) need an embedder that is not "
+                "installed here; install spade-envs[memory] for MiniLM."
+            )
+
+    def refresh(self, force: bool = False) -> _Loaded:
+        """Load vectors stored since the last call (at most every ``refresh_s``)."""
+        if not force and self._clock() - self._checked < self.refresh_s:
+            return self._loaded
+        with self._lock:
+            self._checked = self._clock()
+            if self.embedder is None or (len(self._loaded.keys) == 0 and self.kind == "auto"):
+                self._choose()
+            loaded = self._loaded
+            blocks, keys = [], []
+            last = loaded.last_row
+            while True:
+                rows = self.registry.embeddings(self.model, after=last, limit=50_000)
+                if not rows:
+                    break
+                keys.append(np.fromiter((k for _, k, _, _ in rows), np.int64, len(rows)))
+                blocks.append(
+                    np.frombuffer(b"".join(b for _, _, b, _ in rows), np.float32).reshape(
+                        len(rows), -1
+                    )
+                )
+                last = rows[-1][0]
+            if not keys:
+                return loaded
+            all_keys = np.concatenate([loaded.keys, *keys])
+            parts = ([loaded.matrix] if len(loaded.keys) else []) + blocks
+            matrix = np.ascontiguousarray(np.concatenate(parts))
+            if len(np.unique(all_keys)) < len(all_keys):  # re-embedded versions: last wins
+                _, first_from_end = np.unique(all_keys[::-1], return_index=True)
+                keep = np.sort(len(all_keys) - 1 - first_from_end)
+                all_keys, matrix = all_keys[keep], matrix[keep]
+            self._loaded = _Loaded(all_keys, matrix, last, loaded.generation + 1)
+            self.problem = self.problem if self.kind == "auto" else ""
+            return self._loaded
+
+    def __len__(self) -> int:
+        return len(self._loaded.keys)
+
+    @property
+    def generation(self) -> int:
+        return self._loaded.generation
+
+    # ----- search -----------------------------------------------------------------------
+    def search(self, text: str, k: int) -> list[tuple[int, float]]:
+        """The ``k`` versions nearest to ``text``: ``(key, cosine similarity)``, best first."""
+        loaded = self.refresh()
+        if not len(loaded.keys) or self.embedder is None:
+            return []
+        query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        if query.shape[0] != loaded.matrix.shape[1]:
+            raise SpadeError(
+                f"The query embedding has {query.shape[0]} dimensions but the stored vectors "
+                f"have {loaded.matrix.shape[1]}; they come from different embedders."
+            )
+        if not query.any():
+            return []
+        scores = loaded.matrix @ query
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((loaded.keys[top], -scores[top]))]
+        return [(int(loaded.keys[i]), float(scores[i])) for i in top]
+
+    # ----- novelty ----------------------------------------------------------------------
+    def novelty(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(keys, novelty of each, up to date)``; starts a computation in the background
+        when the vectors changed since the last one (until the first is done, no keys)."""
+        loaded = self.refresh()
+        done = self._novelty
+        current = done is not None and done[0] == loaded.generation
+        if (
+            not current
+            and len(loaded.keys)
+            and (self._novelty_thread is None or not self._novelty_thread.is_alive())
+        ):
+            self._novelty_thread = threading.Thread(
+                target=self._compute_novelty, args=(loaded,), name="spade-web-novelty", daemon=True
+            )
+            self._novelty_thread.start()
+        if done is None:
+            return np.zeros(0, np.int64), np.zeros(0), False
+        values = 1.0 - done[2].astype(np.float64)
+        values[~np.isfinite(values)] = 1.0  # alone in the corpus: nothing alike
+        return done[1], np.clip(values, 0.0, 2.0), current
+
+    def _compute_novelty(self, loaded: _Loaded) -> None:
+        previous = self._novelty
+        n = len(loaded.keys)
+        old_n = 0 if previous is None else len(previous[1])
+        if (
+            previous is not None
+            and 0 < old_n < n
+            and n - old_n <= max(1000, n // 4)
+            and np.array_equal(previous[1], loaded.keys[:old_n])
+        ):
+            # Only new vectors: compare them with everything, and everything old with them.
+            new = loaded.matrix[old_n:]
+            best_new = _exact_nearest(new, loaded.matrix, np.arange(old_n, n))
+            best_old = np.maximum(previous[2], _exact_nearest(loaded.matrix[:old_n], new, None))
+            best = np.concatenate([best_old, best_new])
+        else:
+            best = nearest_other_similarity(loaded.matrix, self.seed)
+        self._novelty = (loaded.generation, loaded.keys, best)
+
+    def wait_for_novelty(self, timeout: float = 60.0) -> bool:
+        """Block until novelty is up to date (tests and the benchmark); True when it is."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            _, _, current = self.novelty()
+            if current:
+                return True
+            thread = self._novelty_thread
+            if thread is not None:
+                thread.join(timeout=0.2)
+        return False
+
+    # ----- map --------------------------------------------------------------------------
+    def projection(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(keys, (n, 2) coordinates)`` of every stored vector, in load order."""
+        loaded = self.refresh()
+        cached = self._projection
+        if cached is None or cached[0] != loaded.generation:
+            cached = (loaded.generation, pca_2d(loaded.matrix))
+            self._projection = cached
+        return loaded.keys, cached[1]
