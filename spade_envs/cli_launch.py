@@ -1,0 +1,119 @@
+"""``spade-envs launch``: self-play training on cloud GPUs through SkyPilot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["LAUNCH_COMMANDS"]
+
+
+@click.command("launch")
+@click.option(
+    "--preset",
+    required=True,
+    help="Trainer preset (gpu-8x, multinode, ...) or a preset .toml inside the checkout.",
+)
+@click.option("--gpus", help="GPUs per node as NAME[:COUNT], or none.  [default: H100:8]")
+@click.option(
+    "--nodes",
+    type=int,
+    help="Number of nodes (more than 1 uses the multi-node task).  "
+    "[default: 2 for the multinode preset, else 1]",
+)
+@click.option("--cloud", help="SkyPilot infra: aws, gcp, azure, k8s, aws/us-east-1, ...")
+@click.option(
+    "--name", help="Job name; also the run's folder in the bucket.  [default: spade-PRESET]"
+)
+@click.option(
+    "--env",
+    "envs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Extra environment variable for the task (repeatable).",
+)
+@click.option("--bucket", help="Checkpoint bucket name.  [default: $SPADE_BUCKET]")
+@click.option("--spot", is_flag=True, help="Use spot instances (recovered after preemption).")
+@click.option(
+    "--managed/--unmanaged",
+    default=True,
+    show_default=True,
+    help="Managed job (sky jobs launch: recovery, resume from the last checkpoint) "
+    "or a plain cluster (sky launch).",
+)
+@click.option("--detach", is_flag=True, help="Return once submitted; do not stream logs.")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The spade-envs checkout to upload.  [default: this package's checkout]",
+)
+@click.option(
+    "--sky-bin",
+    type=click.Path(dir_okay=False),
+    help="The sky executable.  [default: $SPADE_SKY_BIN, PATH, .venv-sky/bin/sky]",
+)
+@click.option("--dryrun", is_flag=True, help="Print the rendered task and the command only.")
+def launch_command(
+    preset: str,
+    gpus: str | None,
+    nodes: int | None,
+    cloud: str | None,
+    name: str | None,
+    envs: tuple[str, ...],
+    bucket: str | None,
+    spot: bool,
+    managed: bool,
+    detach: bool,
+    workdir: Path | None,
+    sky_bin: str | None,
+    dryrun: bool,
+) -> None:
+    """Launch self-play training on cloud GPUs with SkyPilot.
+
+    Renders the single-node or multi-node task file with your overrides into a temporary
+    YAML and runs `sky jobs launch` on it (a managed job: after a preemption or failure
+    it is restarted and resumes from the last checkpoint in the bucket). The shared
+    registry comes from SPADE_REGISTRY_URL in your shell (PostgreSQL; sent as a secret).
+
+    SkyPilot needs its own environment (it pins click differently from the Hugging Face
+    stack): python3 -m venv .venv-sky && .venv-sky/bin/pip install skypilot==0.14.1
+
+    \b
+    Examples:
+      spade-envs launch --preset gpu-8x --dryrun
+      spade-envs launch --preset gpu-8x --gpus A100:8 --cloud gcp --bucket my-ckpts
+      spade-envs launch --preset multinode --nodes 4 --spot --env SPADE_LOG=debug
+    """
+    from .trainer.launch import SKY_INSTALL, LaunchConfig, launch, plan_launch
+
+    config = LaunchConfig(
+        preset=preset,
+        gpus=gpus,
+        nodes=nodes,
+        cloud=cloud,
+        name=name,
+        envs=envs,
+        bucket=bucket,
+        spot=spot,
+        managed=managed,
+        detach=detach,
+        workdir=workdir,
+        sky_bin=sky_bin,
+    )
+    plan = plan_launch(config)
+    if dryrun:
+        click.echo(f"# task file: {plan.source}")
+        click.echo(f"# rendered to: {plan.task_path}")
+        click.echo(plan.yaml_text, nl=False)
+        click.echo(f"# command (not run):\n{plan.describe_command()}")
+        if plan.runner is None:
+            click.echo(f"note: SkyPilot was not found; install it with: {SKY_INSTALL}", err=True)
+        return
+    click.echo(f"spade-envs: {plan.describe_command()}", err=True)
+    status = launch(plan)
+    if status != 0:
+        raise SystemExit(status)
+
+
+LAUNCH_COMMANDS = (launch_command,)

@@ -1,0 +1,287 @@
+"""The SkyPilot task files: SkyPilot's own schema accepts them, and their ``run`` works.
+
+SkyPilot lives in ``.venv-sky`` (its click pin clashes with the Hugging Face stack), so
+the schema checks run ``sky.Task.from_yaml`` there in a subprocess, all files in one
+call. In CI a missing ``.venv-sky`` fails these tests (``.ci/run`` builds it); locally
+they skip with the command that builds it.
+
+The end-to-end test runs each task's ``run`` script with bash on this machine, with the
+variables SkyPilot would set for one node of one CPU "GPU", the ``cpu-test`` preset, a
+tmp directory as the checkpoint bucket and a tmp SQLite registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from spade_envs.trainer import launch as L
+
+REPO = Path(__file__).resolve().parents[2]
+SKY_PYTHON = REPO / ".venv-sky" / "bin" / "python"
+TASKS = sorted(L.SKY_DIR.glob("*.yaml"))
+
+# Runs in .venv-sky: parse every file given, report what SkyPilot made of it (or its error).
+VALIDATE = r"""
+import json, sys
+import sky
+
+out = {}
+for path in sys.argv[1:]:
+    try:
+        task = sky.Task.from_yaml(path)
+    except Exception as exc:
+        out[path] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        continue
+    (res,) = task.resources
+    out[path] = {
+        "ok": True,
+        "name": task.name,
+        "num_nodes": task.num_nodes,
+        "accelerators": res.accelerators,
+        "use_spot": res.use_spot,
+        "cloud": str(res.cloud) if res.cloud else None,
+        "job_recovery": res.job_recovery,
+        "mounts": {k: [v.name, v.mode.value] for k, v in task.storage_mounts.items()},
+        "envs": dict(task.envs),
+        "secret_refs": [r.name for r in task.managed_secret_refs],
+        "workdir": task.workdir,
+    }
+print("RESULT " + json.dumps(out))
+"""
+
+# Runs in .venv-sky: parse argv with the real `sky` CLI (no call is made).
+PARSE_CLI = r"""
+import json, sys
+from sky.client.cli import command
+
+def parse(args):
+    ctx = command.cli.make_context("sky", list(args))
+    group = command.cli
+    while True:
+        name, cmd, rest = group.resolve_command(ctx, ctx.protected_args + ctx.args)
+        ctx = cmd.make_context(name, rest, parent=ctx)
+        if not hasattr(cmd, "resolve_command"):
+            return ctx.params
+        group = cmd
+
+out = []
+for args in json.loads(sys.argv[1]):
+    try:
+        params = parse(args)
+        out.append({"ok": True, "params": {k: v for k, v in params.items() if v}})
+    except Exception as exc:
+        out.append({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+print("RESULT " + json.dumps(out, default=list))
+"""
+
+
+def sky_python() -> Path:
+    if SKY_PYTHON.is_file():
+        return SKY_PYTHON
+    message = f".venv-sky is missing: build it with `{L.SKY_INSTALL}` in {REPO}"
+    if os.environ.get("CI"):
+        pytest.fail(message + " (.ci/run does this)")
+    pytest.skip(message)
+
+
+def run_in_sky(script: str, *args: str, home: Path) -> object:
+    # SkyPilot writes ~/.sky; keep it in tmp. The cwd is the checkout (`workdir: .`).
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "SPADE_REGISTRY_URL": "x"}
+    proc = subprocess.run(
+        [str(sky_python()), "-c", script, *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT ") :])
+
+
+def broken(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory):
+    """SkyPilot's verdict on the shipped files, a rendered one, and deliberately broken ones."""
+    tmp = tmp_path_factory.mktemp("sky")
+    files = {f"shipped:{p.name}": p for p in TASKS}
+
+    presets = tmp / "presets"
+    presets.mkdir()
+    (presets / "multinode.toml").write_text("")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(L, "PRESET_DIR", presets)
+        config = L.LaunchConfig(
+            preset="multinode", nodes=4, gpus="A100:4", cloud="gcp", spot=True,
+            envs=("EXTRA=1",), bucket="my-ckpts", name="exp-1", workdir=REPO,
+        )  # fmt: skip
+        _, text = L.render_task(config)
+    files["rendered"] = tmp / "rendered.yaml"
+    files["rendered"].write_text(text)
+
+    one = (L.SKY_DIR / "train-1node.yaml").read_text()
+    bad = {
+        "bad:restarts": broken(one, "max_restarts_on_errors: 3", "max_restarts_on_errors: -1"),
+        "bad:mode": broken(one, "mode: MOUNT", "mode: MOUNTED"),
+        "bad:field": broken(one, "num_nodes: 1", "num_node: 1"),
+        "bad:gpus": broken(one, "accelerators: H100:8", "accelerators: H100:eight"),
+    }
+    for key, content in bad.items():
+        files[key] = tmp / f"{key.replace(':', '-')}.yaml"
+        files[key].write_text(content)
+    result = run_in_sky(VALIDATE, *map(str, files.values()), home=tmp)
+    return {key: result[str(path)] for key, path in files.items()}
+
+
+@pytest.mark.parametrize("name", [p.name for p in TASKS])
+def test_shipped_task_passes_skypilot_schema(validated, name):
+    task = validated[f"shipped:{name}"]
+    assert task["ok"], task.get("error")
+    assert task["accelerators"] == {"H100": 8}
+    assert task["mounts"] == {"/checkpoints": ["spade-envs-checkpoints", "MOUNT"]}
+    assert task["job_recovery"]["max_restarts_on_errors"] >= 1
+    assert task["job_recovery"]["strategy"]
+    # The registry URL is a secret filled at launch, never a value in the file.
+    assert task["secret_refs"] == ["SPADE_REGISTRY_URL"]
+    assert "SPADE_REGISTRY_URL" not in task["envs"]
+    assert task["workdir"] == "."
+
+
+def test_the_two_tasks_differ_only_in_scale(validated):
+    single = validated["shipped:train-1node.yaml"]
+    multi = validated["shipped:train-multinode.yaml"]
+    assert (single["num_nodes"], single["envs"]["PRESET"]) == (1, "gpu-8x")
+    assert (multi["num_nodes"], multi["envs"]["PRESET"]) == (2, "multinode")
+    a, b = (yaml.safe_load(p.read_text()) for p in TASKS)
+    assert (a["setup"], a["run"], a["file_mounts"]) == (b["setup"], b["run"], b["file_mounts"])
+
+
+def test_rendered_task_passes_skypilot_schema_with_the_overrides(validated):
+    task = validated["rendered"]
+    assert task["ok"], task.get("error")
+    assert (task["name"], task["num_nodes"]) == ("exp-1", 4)
+    assert task["accelerators"] == {"A100": 4}
+    assert task["cloud"] == "GCP" and task["use_spot"] is True
+    assert task["mounts"] == {"/checkpoints": ["my-ckpts", "MOUNT"]}
+    assert task["envs"]["EXTRA"] == "1" and task["envs"]["RUN_NAME"] == "exp-1"
+    assert task["workdir"] == str(REPO)
+
+
+@pytest.mark.parametrize(
+    ("key", "field"),
+    [
+        ("bad:restarts", "max_restarts_on_errors"),
+        ("bad:mode", "MOUNTED"),
+        ("bad:field", "num_node"),
+        ("bad:gpus", "eight"),
+    ],
+)
+def test_skypilot_rejects_a_broken_task(validated, key, field):
+    """The schema check can fail: SkyPilot refuses each broken copy, naming the problem."""
+    verdict = validated[key]
+    assert not verdict["ok"]
+    assert field in verdict["error"]
+
+
+def test_launcher_commands_parse_with_the_real_sky_cli(presets_dir, tmp_path):
+    """The argv the launcher builds is what the real `sky` CLI accepts (and a typo is not)."""
+    commands = []
+    for managed, detach in [(True, False), (True, True), (False, False)]:
+        config = L.LaunchConfig(
+            preset="gpu-8x", managed=managed, detach=detach, name="exp-2", workdir=REPO
+        )
+        plan = L.plan_launch(config, out_dir=tmp_path)
+        commands.append(list(plan.command[1:]))
+    task = str(tmp_path / "exp-2.yaml")
+    commands.append(["jobs", "launch", "--yes", "--no-such-flag", task])
+    parsed = run_in_sky(PARSE_CLI, json.dumps(commands), home=tmp_path)
+    managed, detached, unmanaged, bogus = parsed
+    for result in (managed, detached, unmanaged):
+        assert result["ok"], result
+        # `--secret NAME` took the value from sky's environment, as the launcher relies on.
+        assert result["params"]["secret"] == [["SPADE_REGISTRY_URL", "x"]]
+        assert result["params"]["entrypoint"] == [task]
+        assert result["params"]["yes"] is True
+    assert managed["params"]["name"] == "exp-2" and "detach_run" not in managed["params"]
+    assert detached["params"]["detach_run"] is True
+    assert unmanaged["params"]["cluster"] == "exp-2"
+    assert not bogus["ok"] and "--no-such-flag" in bogus["error"]
+
+
+@pytest.fixture
+def presets_dir(tmp_path, monkeypatch):
+    directory = tmp_path / "presets"
+    directory.mkdir()
+    (directory / "gpu-8x.toml").write_text("")
+    monkeypatch.setattr(L, "PRESET_DIR", directory)
+    return directory
+
+
+def test_task_presets_exist_in_the_trainer():
+    """The presets the task files default to are shipped by the trainer."""
+    for path in TASKS:
+        preset = yaml.safe_load(path.read_text())["envs"]["PRESET"]
+        assert preset in L.available_presets(), f"{path.name}: preset {preset!r} is not shipped"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", TASKS, ids=[p.stem for p in TASKS])
+def test_task_run_script_trains_locally_with_the_cpu_preset(path, tmp_path):
+    """The task's `run`, as SkyPilot would start it on one node with one device."""
+    task = yaml.safe_load(path.read_text())
+    bucket = tmp_path / "bucket"
+    env = {
+        **os.environ,
+        **{k: str(v) for k, v in task["envs"].items()},
+        "SKYPILOT_NUM_NODES": "1",
+        "SKYPILOT_NODE_RANK": "0",
+        "SKYPILOT_NODE_IPS": "127.0.0.1\n",
+        "SKYPILOT_NUM_GPUS_PER_NODE": "1",
+        "PRESET": "cpu-test",
+        "RUN_NAME": "local-test",
+        "RUN_DIR": str(tmp_path / "run"),
+        "CHECKPOINT_MOUNT": str(bucket),
+        "SPADE_REGISTRY_URL": f"sqlite:///{tmp_path / 'registry.db'}",
+        "SPADE_VENV": sys.prefix,
+        "MASTER_PORT": str(free_port()),
+        "HF_HUB_OFFLINE": "1",
+    }
+    env.pop("SPADE_CHECKPOINT_DIR", None)
+    proc = subprocess.run(
+        ["bash", "-c", task["run"]],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-5000:])
+    assert "spade-envs: node 0 of 1, 1 process(es), head 127.0.0.1" in proc.stdout
+    # Checkpoints went to the bucket, metrics to the run dir, and a copy of the run dir
+    # (without checkpoints) next to them at the end.
+    checkpoints = sorted((bucket / "local-test" / "checkpoints").glob("iter-*"))
+    assert checkpoints, proc.stdout[-3000:]
+    metrics = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert metrics and all(json.loads(line)["iteration"] >= 0 for line in metrics)
+    copied = bucket / "local-test" / "run"
+    assert (copied / "metrics.jsonl").read_text().splitlines() == metrics
+    assert not (copied / "checkpoints").exists()
