@@ -275,10 +275,13 @@ class Learner:
         if self.dist is not None:
             from torch.nn.parallel import DistributedDataParallel
 
+            # Buffers (rotary tables) are the same on every rank: no sync per forward.
+            accepts = inspect.signature(DistributedDataParallel.__init__).parameters
+            buffers = "forward_sync_buffers" if "forward_sync_buffers" in accepts else None
             self._train_module = DistributedDataParallel(
                 self._module,
                 device_ids=[self.device.index] if self.device.type == "cuda" else None,
-                broadcast_buffers=False,
+                **{buffers or "broadcast_buffers": False},
             )
         self._params = self.trainable_parameters()
         self.optimizer = torch.optim.AdamW(
