@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -96,6 +96,42 @@ def build_registry(db: Path, n: int, seed: int = 0) -> None:
     done.write_text(f"{n} versions built in {time.perf_counter() - started:.0f} s\n")
 
 
+def start_server(db: Path) -> tuple[subprocess.Popen, str]:
+    """``spade-envs serve`` on a free port of 127.0.0.1; returns the process and its URL."""
+    command = [
+        sys.executable, "-c", "from spade_envs.cli import main; main()", "serve",
+        "--registry", str(db), "--port", "0", "--quiet", "--embedder", "hashing",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    for line in process.stdout or ():
+        if "Serving the corpus browser at " in line:
+            return process, line.split(" at ", 1)[1].strip()
+    raise SystemExit(f"the server did not start (exit code {process.wait()})")
+
+
+def fetch(url: str) -> tuple[float, int, bytes]:
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            body = response.read()
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        body, status = exc.read(), exc.code
+    return time.perf_counter() - start, status, body
+
+
+def measure(base: str, paths: list[str], repeat: int) -> list[float]:
+    """Seconds per request: every path ``repeat`` times, interleaved."""
+    samples = []
+    for _ in range(repeat):
+        for path in paths:
+            seconds, status, body = fetch(base + path)
+            if status != 200:
+                raise SystemExit(f"{path}: HTTP {status}: {body[:300]!r}")
+            samples.append(seconds)
+    return samples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="corpus size")
@@ -103,6 +139,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20, help="requests per measured page")
     parser.add_argument("--build-only", action="store_true")
     args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     db = cache / f"registry-{args.n}.db"
@@ -110,6 +147,74 @@ def main() -> None:
     build_registry(db, args.n)
     if args.build_only:
         return
+
+    started = time.perf_counter()
+    process, base = start_server(db)
+    ready = time.perf_counter() - started
+    base = base.rstrip("/")
+    try:
+        # Novelty is computed in the background after start; wait so that sorting by
+        # it measures the page, not a note that it is still being computed.
+        deadline = time.monotonic() + 600
+        while b"still being computed" in fetch(base + "/envs?sort=novelty")[2]:
+            if time.monotonic() > deadline:
+                raise SystemExit("novelty was not computed within 10 minutes")
+            time.sleep(2)
+        novelty_ready = time.perf_counter() - started
+        pages = args.n // 50
+        rng = np.random.default_rng(0)
+        from spade_envs import seed_names
+
+        names = seed_names()
+        env_pages = [
+            f"/env/{names[i % len(names)]}{i:06d}-v1" for i in rng.choice(args.n, 20, replace=False)
+        ]
+        groups = {
+            "list: first page": ["/envs"],
+            "list: deep pages (middle, last)": [f"/envs?page={pages // 2}", f"/envs?page={pages}"],
+            "list: filter + sort (skill, kind/status, name)": [
+                "/envs?skill=logic&sort=regret",
+                "/envs?kind=tool&status=validated&sort=novelty&page=50",
+                f"/envs?sort=name&page={pages * 3 // 4}",
+            ],
+            "list: regret range, deep page": [
+                "/envs?regret_min=0.2&regret_max=0.4&sort=regret&page=100",
+            ],
+            "search: full text": [
+                "/envs?q=maze",
+                "/envs?q=variant+12",
+                "/envs?q=%22hidden+number%22",
+                "/envs?q=bank+transfer&skill=planning",
+            ],
+            "search: semantic": [
+                "/envs?mode=semantic&q=find+a+path+through+a+maze",
+                "/envs?mode=semantic&q=guess+the+hidden+number+with+hints",
+                "/envs?mode=semantic&q=two+player+game+with+stones&kind=game",
+            ],
+            "environment page": env_pages,
+            "overview": ["/"],
+            "map (2,000 points)": ["/map"],
+        }
+        for paths in groups.values():  # one warm-up round (caches of sort orders)
+            measure(base, paths, 1)
+        rows = []
+        for label, paths in groups.items():
+            repeat = max(1, args.repeat // len(paths)) if len(paths) > 4 else args.repeat
+            samples = measure(base, paths, repeat)
+            rows.append((label, statistics.median(samples), float(np.percentile(samples, 95)), len(samples)))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    load = os.getloadavg()
+    print(f"\ncorpus: {args.n:,} versions ({db.stat().st_size / 1e6:,.0f} MB SQLite); server ready "
+          f"in {ready:.1f} s, novelty computed after {novelty_ready:.1f} s")
+    print(f"load average during the run: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) on "
+          f"{os.cpu_count()} CPUs\n")
+    print(f"| {'page':<46} | median ms | p95 ms | requests | target |")
+    print(f"|{'-' * 48}|-----------|--------|----------|--------|")
+    for label, median, p95, count in rows:
+        verdict = "ok" if median * 1e3 < TARGET_MS else "OVER"
+        print(f"| {label:<46} | {median * 1e3:9.1f} | {p95 * 1e3:6.1f} | {count:8d} | {verdict:<6} |")
 
 
 if __name__ == "__main__":

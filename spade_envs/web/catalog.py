@@ -222,13 +222,16 @@ class Catalog:
             summaries.append(
                 flat if len(flat) <= _SUMMARY_CHARS else flat[: _SUMMARY_CHARS - 1] + "…"
             )
-            ident = env_id(name, int(version))
+            ident = f"spade/{name}-v{version}"  # stored names are valid: no re-check
             haystacks.append(f"{ident.lower()} {_spaced(name)} {skill or ''} {flat.lower()}")
-            try:
-                listed = json.loads(parents_json or "[]")
-            except ValueError:
-                listed = []
-            refs = tuple(str(p) for p in listed if isinstance(p, str) and p)
+            refs: tuple[str, ...] = ()
+            if parents_json and parents_json != "[]":
+                try:
+                    listed = json.loads(parents_json)
+                except ValueError:
+                    listed = []
+                if isinstance(listed, list):
+                    refs = tuple(str(p) for p in listed if isinstance(p, str) and p)
             if refs:
                 parents[pos] = refs
                 for ref in refs:

@@ -14,6 +14,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +126,10 @@ class PlaySessions:
         self._clock = clock
         self._opener = opener
         self._pool: Any = None
+        # Sandbox workers die with the *thread* that started them (bubblewrap's
+        # --die-with-parent is PR_SET_PDEATHSIG, which is per thread), and the HTTP
+        # server's request threads end after each request: workers are started here.
+        self._starter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="spade-web-sandbox")
         self._sessions: dict[str, PlaySession] = {}
         self._lock = threading.Lock()
         self._starting = 0
@@ -133,6 +138,9 @@ class PlaySessions:
         return len(self._sessions)
 
     def _open(self, record: Any, opponent: str) -> Any:
+        return self._starter.submit(self._open_here, record, opponent).result()
+
+    def _open_here(self, record: Any, opponent: str) -> Any:
         if self._opener is not None:
             return self._opener(record, opponent)
         if self._pool is None:
@@ -200,8 +208,14 @@ class PlaySessions:
 
     def get(self, sid: str, owner: str) -> PlaySession:
         """The session ``sid`` of this browser (404 when it ended, 403 for another browser)."""
+        now = self._clock()
+        expired = None
         with self._lock:
             session = self._sessions.get(sid)
+            if session is not None and self._expired(session, now):
+                expired, session = self._sessions.pop(sid), None
+        if expired is not None:
+            _close_env(expired)
         if session is None:
             raise HTTPError(
                 404,
@@ -211,8 +225,11 @@ class PlaySessions:
             )
         if not secrets.compare_digest(session.owner, owner):
             raise HTTPError(403, "This play session belongs to another browser.")
-        session.last_used = self._clock()
+        session.last_used = now
         return session
+
+    def _expired(self, session: PlaySession, now: float) -> bool:
+        return now - session.last_used >= self.idle_s or now - session.created >= self.max_age_s
 
     def close(self, sid: str, owner: str) -> PlaySession:
         session = self.get(sid, owner)
@@ -226,11 +243,7 @@ class PlaySessions:
         """Close sessions idle for ``idle_s`` or older than ``max_age_s``; how many closed."""
         now = self._clock()
         with self._lock:
-            stale = [
-                s
-                for s in self._sessions.values()
-                if now - s.last_used >= self.idle_s or now - s.created >= self.max_age_s
-            ]
+            stale = [s for s in self._sessions.values() if self._expired(s, now)]
             for session in stale:
                 self._sessions.pop(session.id, None)
         for session in stale:
@@ -245,6 +258,7 @@ class PlaySessions:
             _close_env(session)
         if self._pool is not None:
             self._pool.close()
+        self._starter.shutdown(wait=False)
 
     # ----- turns ------------------------------------------------------------------------
     def _fail(self, session: PlaySession, what: str, exc: Exception) -> None:

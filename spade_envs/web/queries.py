@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "embedding_models",
+    "vector_batch",
     "environment_batch",
     "play_rows",
     "play_signature",
@@ -85,3 +86,16 @@ def embedding_models(engine: Any) -> dict[str, int]:
     """Embedder model name to how many versions it has embedded."""
     rows = _rows(engine, "SELECT model, count(*) FROM embeddings GROUP BY model")
     return {str(model): int(n) for model, n in rows}
+
+
+def vector_batch(engine: Any, model: str, after: int, limit: int) -> list[tuple[int, int, bytes]]:
+    """``(row id, env key, float32 bytes)`` of ``model``'s embeddings after row ``after``."""
+    rows = _rows(
+        engine,
+        "SELECT id, environment_id, vector FROM embeddings WHERE model = :model AND id > :after "
+        "ORDER BY id LIMIT :limit",
+        model=model,
+        after=after,
+        limit=limit,
+    )
+    return [(int(i), int(k), bytes(v)) for i, k, v in rows]

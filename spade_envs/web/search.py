@@ -177,13 +177,14 @@ class Searcher:
                 self._cache[key] = found
         return found
 
-    def novelty(self, snap: Snapshot) -> tuple[np.ndarray, bool]:
-        """Novelty aligned with the snapshot's positions, and whether it is up to date."""
+    def novelty(self, snap: Snapshot) -> tuple[np.ndarray, bool, tuple[Any, ...]]:
+        """Novelty aligned with the snapshot's positions, whether it is up to date, and a
+        key that changes whenever the values do."""
         if self.vectors is None:
-            return np.full(len(snap), np.nan), True
+            return np.full(len(snap), np.nan), True, ("none", snap.generation)
         keys, values, current = self.vectors.novelty()
         key = ("novelty", snap.generation, self.vectors.generation, len(keys), current)
-        return self._cached(key, lambda: align(keys, values, snap.keys)), current
+        return self._cached(key, lambda: align(keys, values, snap.keys)), current, key
 
     def _masks(self, snap: Snapshot, query: ListQuery) -> dict[str, np.ndarray]:
         masks: dict[str, np.ndarray] = {}
@@ -202,20 +203,30 @@ class Searcher:
             masks["played"] = (snap.checkpoints > 0) == (query.played == "yes")
         return masks
 
-    def _text_hits(
-        self, snap: Snapshot, candidates: np.ndarray, q: str
-    ) -> tuple[np.ndarray, np.ndarray]:
-        terms = _terms(q)
+    @staticmethod
+    def _text_hits(snap: Snapshot, candidates: np.ndarray, q: str) -> np.ndarray:
+        """Positions among ``candidates`` whose haystack holds every term of ``q``."""
         hay = snap.haystacks
-        found = candidates
-        for term in terms:
-            found = np.fromiter((i for i in found if term in hay[i]), np.int64)
-        scores = np.fromiter(
-            (sum(2.0 if term in snap.names[i].lower() else 1.0 for term in terms) for i in found),
-            np.float64,
-            len(found),
+        # Rarest term first (judged on a sample), so later terms scan few rows.
+        sample = hay[:: max(1, len(hay) // 500)]
+        terms = sorted(set(_terms(q)), key=lambda t: (sum(t in h for h in sample), -len(t)))
+        if len(candidates) == len(hay):
+            found = [i for i, text in enumerate(hay) if terms[0] in text]
+        else:
+            found = [i for i in candidates.tolist() if terms[0] in hay[i]]
+        for term in terms[1:]:
+            found = [i for i in found if term in hay[i]]
+        return np.asarray(found, dtype=np.int64)
+
+    @staticmethod
+    def _text_scores(snap: Snapshot, positions: np.ndarray, q: str) -> np.ndarray:
+        """Relevance: each term counts 1, and 1 more when it is in the ID (the name)."""
+        terms = _terms(q)
+        names = snap.names
+        return np.asarray(
+            [len(terms) + sum(t in names[i].lower() for t in terms) for i in positions.tolist()],
+            dtype=np.float64,
         )
-        return found, scores
 
     def run(self, snap: Snapshot, query: ListQuery, *, page_only: bool = True) -> ListResult:
         """The page ``query`` asks for (``page_only=False`` keeps every match, for export)."""
@@ -237,9 +248,10 @@ class Searcher:
             searched[:] = False
             # Words are sought where the non-facet filters hold, so facet counts stay right.
             base = _all_but({k: m for k, m in masks.items() if k not in FACETS}, "", n)
-            found, scores = self._text_hits(snap, np.flatnonzero(base), query.q)
+            found = self._text_hits(snap, np.flatnonzero(base), query.q)
             searched[found] = True
-            scores_all[found] = scores
+            if query.sort == "relevance":
+                scores_all[found] = self._text_scores(snap, found, query.q)
         selected = combined & searched
         facets = {}
         for facet in FACETS:
@@ -248,13 +260,13 @@ class Searcher:
                 if name != facet:
                     others &= mask
             facets[facet] = snap.facet_counts(facet, np.flatnonzero(others))
-        novelty, current = self.novelty(snap)
+        novelty, current, novelty_key = self.novelty(snap)
         if query.sort == "novelty" and not current:
             notes.append(
                 "Novelty is still being computed for the newest embeddings; versions without "
                 "a value are listed last."
             )
-        positions = self._order(snap, query, scores_all, novelty)
+        positions = self._order(snap, query, scores_all, novelty, novelty_key)
         positions = positions[selected[positions]]
         total = len(positions)
         pages = max(1, -(-total // query.size))
@@ -264,10 +276,15 @@ class Searcher:
             )
         start = (query.page - 1) * query.size
         page = positions[start : start + query.size] if page_only else positions
+        scores = None
+        if query.q:
+            scores = scores_all[page]
+            if query.mode == "text" and query.sort != "relevance":
+                scores = self._text_scores(snap, page, query.q)
         return ListResult(
             total=total,
             positions=page,
-            scores=scores_all[page] if query.q else None,
+            scores=scores,
             novelty=novelty[page],
             facets=facets,
             notes=notes,
@@ -297,7 +314,12 @@ class Searcher:
         return out
 
     def _order(
-        self, snap: Snapshot, query: ListQuery, scores: np.ndarray, novelty: np.ndarray
+        self,
+        snap: Snapshot,
+        query: ListQuery,
+        scores: np.ndarray,
+        novelty: np.ndarray,
+        novelty_key: tuple[Any, ...],
     ) -> np.ndarray:
         """Every position in display order (missing values last in either direction)."""
         sort, desc = query.sort, query.descending
@@ -308,7 +330,8 @@ class Searcher:
             base = self._cached(key, lambda: np.lexsort((snap.versions, np.asarray(snap.names))))
             return base if not desc else base[::-1]
         if sort == "novelty":
-            return _by_values(novelty, desc, snap.keys)
+            key = ("novelty-order", desc, *novelty_key)
+            return self._cached(key, lambda: _by_values(novelty, desc, snap.keys))
         column = {"created": snap.created, "regret": snap.regret, "win_rate": snap.win_rate}[sort]
         key = (sort, desc, snap.generation)
         return self._cached(key, lambda: _by_values(column, desc, snap.keys))

@@ -49,11 +49,13 @@ def _exact_nearest(
     return best
 
 
-def nearest_other_similarity(matrix: np.ndarray, seed: int = 0) -> np.ndarray:
+def nearest_other_similarity(matrix: np.ndarray, seed: int = 0, probes: int = 3) -> np.ndarray:
     """For each row of unit vectors, the cosine similarity to its nearest other row.
 
-    Exact below :data:`EXACT_NOVELTY_LIMIT` rows; above, approximate through two-cluster
-    probing (never higher than the exact value). A single row gets ``-inf``.
+    Exact below :data:`EXACT_NOVELTY_LIMIT` rows. Above, rows are clustered (spherical
+    k-means, about sqrt(n)/2 clusters) and each row is compared with the members of its
+    ``probes`` nearest clusters: the answer can only be lower than the exact one (novelty
+    only overstated), and is exact for nearly every row.
     """
     from ..memory.kmeans import assign_nearest, spherical_kmeans
 
@@ -63,34 +65,28 @@ def nearest_other_similarity(matrix: np.ndarray, seed: int = 0) -> np.ndarray:
     if n <= EXACT_NOVELTY_LIMIT:
         return _exact_nearest(matrix, matrix, np.arange(n))
     rng = np.random.default_rng(seed)
-    k = int(math.sqrt(n))
+    k = max(2, int(math.sqrt(n) / 2))
     sample = matrix[rng.choice(n, size=min(n, 40 * k), replace=False)]
     centroids = spherical_kmeans(sample, k, iterations=8, rng=rng)
-    first, _ = assign_nearest(matrix, centroids)
-    # The second-nearest centroid: mask the first and ask again.
-    second = np.empty(n, dtype=np.int32)
-    for start in range(0, n, 65_536):
-        scores = matrix[start : start + 65_536] @ centroids.T
-        scores[np.arange(len(scores)), first[start : start + 65_536]] = -np.inf
-        second[start : start + 65_536] = scores.argmax(axis=1)
+    home, _ = assign_nearest(matrix, centroids)
+    probes = min(probes, k)
+    near = np.empty((n, probes), dtype=np.int32)
+    for start in range(0, n, 16_384):
+        scores = matrix[start : start + 16_384] @ centroids.T
+        near[start : start + 16_384] = np.argpartition(-scores, probes - 1, axis=1)[:, :probes]
     best = np.full(n, -np.inf, dtype=np.float32)
-    order = np.argsort(first, kind="stable")
-    bounds = np.searchsorted(first[order], np.arange(k + 1))
+    order = np.argsort(home, kind="stable")
+    bounds = np.searchsorted(home[order], np.arange(k + 1))
     for c in range(k):
         members = order[bounds[c] : bounds[c + 1]]
         if not len(members):
             continue
-        probes = np.flatnonzero((first == c) | (second == c))
+        asking = np.flatnonzero((near == c).any(axis=1))
         base = matrix[members]
-        # Where a probe is itself a member, its own column must not count.
-        member_pos = {int(m): i for i, m in enumerate(members)}
-        for start in range(0, len(probes), _BLOCK):
-            chunk = probes[start : start + _BLOCK]
+        for start in range(0, len(asking), _BLOCK):
+            chunk = asking[start : start + _BLOCK]
             scores = matrix[chunk] @ base.T
-            own = [(r, member_pos[int(p)]) for r, p in enumerate(chunk) if int(p) in member_pos]
-            if own:
-                rows, cols = zip(*own)
-                scores[list(rows), list(cols)] = -np.inf
+            scores[chunk[:, None] == members[None, :]] = -np.inf  # a row is not its own neighbour
             np.maximum.at(best, chunk, scores.max(axis=1))
     return best
 
@@ -111,20 +107,26 @@ def align(
     return out
 
 
-def pca_2d(matrix: np.ndarray) -> np.ndarray:
-    """The rows projected on their two principal components (``(n, 2)``; signs fixed)."""
+def pca_2d(matrix: np.ndarray, seed: int = 0, sample: int = 50_000) -> np.ndarray:
+    """The rows projected on their two principal components (``(n, 2)``; signs fixed).
+
+    The axes come from a seeded sample of at most ``sample`` rows (plenty for a picture);
+    every row is projected.
+    """
     n = len(matrix)
     if n == 0:
         return np.zeros((0, 2))
-    data = matrix.astype(np.float64)
-    mean = data.mean(axis=0)
-    cov = (data.T @ data) / n - np.outer(mean, mean)
+    rows = matrix
+    if n > sample:
+        rows = matrix[np.sort(np.random.default_rng(seed).choice(n, size=sample, replace=False))]
+    mean = rows.mean(axis=0, dtype=np.float64)
+    cov = (rows.T @ rows).astype(np.float64) / len(rows) - np.outer(mean, mean)
     _, vecs = np.linalg.eigh(cov)
     axes = vecs[:, ::-1][:, :2]
     for j in range(axes.shape[1]):  # deterministic orientation
         if axes[np.argmax(np.abs(axes[:, j])), j] < 0:
             axes[:, j] = -axes[:, j]
-    out = (data - mean) @ axes
+    out = (matrix @ axes.astype(np.float32)).astype(np.float64) - mean @ axes
     if out.shape[1] < 2:
         out = np.hstack([out, np.zeros((n, 2 - out.shape[1]))])
     return out
@@ -224,15 +226,12 @@ class Vectors:
             blocks, keys = [], []
             last = loaded.last_row
             while True:
-                rows = self.registry.embeddings(self.model, after=last, limit=50_000)
+                rows = queries.vector_batch(self.registry.engine, self.model, last, 50_000)
                 if not rows:
                     break
-                keys.append(np.fromiter((k for _, k, _, _ in rows), np.int64, len(rows)))
-                blocks.append(
-                    np.frombuffer(b"".join(b for _, _, b, _ in rows), np.float32).reshape(
-                        len(rows), -1
-                    )
-                )
+                keys.append(np.fromiter((k for _, k, _ in rows), np.int64, len(rows)))
+                flat = np.frombuffer(b"".join(b for _, _, b in rows), np.float32)
+                blocks.append(flat.reshape(len(rows), -1))
                 last = rows[-1][0]
             if not keys:
                 return loaded
@@ -333,6 +332,6 @@ class Vectors:
         loaded = self.refresh()
         cached = self._projection
         if cached is None or cached[0] != loaded.generation:
-            cached = (loaded.generation, pca_2d(loaded.matrix))
+            cached = (loaded.generation, pca_2d(loaded.matrix, self.seed))
             self._projection = cached
         return loaded.keys, cached[1]

@@ -1,0 +1,191 @@
+"""The catalog and the list query over real SQLite and PostgreSQL registries."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from spade_envs import describe, seed_class
+from spade_envs.registry import Registry
+from spade_envs.seeds import seed_source
+from spade_envs.web import queries
+from spade_envs.web.catalog import Catalog
+from spade_envs.web.http import HTTPError, Params
+from spade_envs.web.search import ListQuery, Searcher, parse_list_query
+from spade_envs.web.vectors import Vectors
+
+from .conftest import EVIL_DESCRIPTION, SEEDS, embed, fill_registry
+
+
+@pytest.fixture
+def filled(registry_url):
+    registry = Registry(registry_url)
+    ids = fill_registry(registry)
+    yield registry, ids
+    registry.close()
+
+
+def ids_of(snap, result):
+    return [snap.env_id(int(p)) for p in result.positions]
+
+
+def test_catalog_holds_light_columns_and_play_stats(filled):
+    registry, ids = filled
+    snap = Catalog(registry).refresh()
+    assert len(snap) == len(SEEDS) + 2 == registry.count()
+    pos = {snap.env_id(p): p for p in range(len(snap))}
+    guess = pos[ids["NumberGuess"]]
+    assert snap.value("kind", guess) == "text" and snap.value("status", guess) == "validated"
+    # regret: highest of any checkpoint; win rate and returns: the latest checkpoint
+    assert snap.regret[guess] == pytest.approx(0.5)
+    assert snap.win_rate[guess] == pytest.approx(0.4) and snap.checkpoints[guess] == 2
+    assert snap.return_with_hint[guess] == pytest.approx(0.9)
+    assert math.isnan(snap.regret[pos[ids["Nim"]]])
+    assert snap.facet_counts("status") == {"validated": 7, "candidate": 1, "retired": 1, "rejected": 1}
+    evil = pos[ids["EvilMarkup"]]
+    assert snap.summaries[evil] == " ".join(EVIL_DESCRIPTION.split())  # kept raw: escaped when shown
+    assert snap.children_of(ids["NumberGuess"], "NumberGuess") == [pos[ids["NumberGuessHarder"]]]
+    assert snap.parents[pos[ids["NumberGuessHarder"]]] == (ids["NumberGuess"],)
+
+
+def test_refresh_picks_up_new_versions_statuses_and_stats(filled):
+    registry, ids = filled
+    catalog = Catalog(registry)
+    first = catalog.refresh()
+    assert catalog.refresh() is first  # nothing changed: the same snapshot
+    meta = dataclasses.replace(describe(seed_class("Chomp")), origin="imported")
+    new = registry.register(seed_source("Chomp"), meta, status="candidate")
+    registry.retire(ids["Mastermind"])
+    registry.record_play_stats(
+        ids["Nim"], "ckpt-2", plays_with_hint=4, plays_without_hint=4,
+        mean_return_with_hint=1.0, mean_return_without_hint=0.25, win_rate=0.25,
+    )  # fmt: skip
+    snap = catalog.refresh()
+    assert snap.generation == first.generation + 1 and len(snap) == len(first) + 1
+    pos = {snap.env_id(p): p for p in range(len(snap))}
+    assert snap.value("origin", pos[new.id]) == "imported"
+    assert snap.value("status", pos[ids["Mastermind"]]) == "retired"
+    assert snap.regret[pos[ids["Nim"]]] == pytest.approx(0.75)
+    assert len(first) == len(SEEDS) + 2  # an old snapshot never changes
+
+
+def test_queries_module_reads_without_writing(filled):
+    registry, ids = filled
+    rows = queries.environment_batch(registry.engine, 0, 3)
+    assert [r[0] for r in rows] == sorted(r[0] for r in rows) and len(rows) == 3
+    assert rows[0][7] is not None and not math.isnan(queries.to_epoch(rows[0][7]))
+    assert len(queries.play_rows(registry.engine)) == 5
+    embed(registry)
+    assert queries.embedding_models(registry.engine) == {"hashing-384-v1": registry.count()}
+    assert len(queries.vector_batch(registry.engine, "hashing-384-v1", 0, 4)) == 4
+
+
+def test_list_filters_sorts_pages_and_counts_facets(filled):
+    registry, ids = filled
+    snap = Catalog(registry).refresh()
+    searcher = Searcher(None)
+    result = searcher.run(snap, ListQuery(skill="logic"))
+    assert {snap.value("skill", p) for p in result.positions} == {"logic"}
+    # facet counts ignore the facet's own filter: other skills still show their counts
+    assert result.facets["skill"]["math"] == 3  # NumberGuess, Nim, NumberGuessHarder
+    assert result.facets["kind"] == {"text": 2}  # under skill=logic: Mastermind, EvilMarkup
+    regret = searcher.run(snap, ListQuery(sort="regret"))
+    assert ids_of(snap, regret)[:3] == [ids["NumberGuess"], ids["Mastermind"], ids["MazeExplore"]]
+    assert ids_of(snap, regret)[3] == ids["EvilMarkup"]  # negative regret, then unplayed last
+    band = searcher.run(snap, ListQuery(regret_min=0.0, regret_max=0.25))
+    assert set(ids_of(snap, band)) == {ids["Mastermind"], ids["MazeExplore"]}
+    unplayed = searcher.run(snap, ListQuery(played="no"))
+    assert ids["Nim"] in ids_of(snap, unplayed) and ids["Mastermind"] not in ids_of(snap, unplayed)
+    named = searcher.run(snap, ListQuery(sort="name", descending=False, size=25))
+    assert ids_of(snap, named) == sorted(ids_of(snap, named))
+    page2 = searcher.run(snap, ListQuery(sort="name", descending=False, size=25, page=1))
+    assert page2.pages == 1
+    with pytest.raises(HTTPError, match="page 3 is past the last page"):
+        searcher.run(snap, ListQuery(page=3, size=25))
+    newest = searcher.run(snap, ListQuery())
+    assert ids_of(snap, newest)[0] == ids["EvilMarkup"]
+
+
+def test_facet_counts_are_computed_under_the_other_filters(filled):
+    registry, ids = filled
+    snap = Catalog(registry).refresh()
+    result = Searcher(None).run(snap, ListQuery(skill="logic", status="validated"))
+    assert result.facets["skill"]["math"] == 3  # validated: NumberGuess, Nim, NumberGuessHarder
+    assert result.facets["status"] == {"validated": 2}  # logic: Mastermind, EvilMarkup
+    assert result.total == 2
+
+
+def test_full_text_search(filled):
+    registry, ids = filled
+    snap = Catalog(registry).refresh()
+    searcher = Searcher(None)
+    found = searcher.run(snap, ListQuery(q="number guess", sort="relevance"))
+    assert set(ids_of(snap, found)[:2]) == {ids["NumberGuess"], ids["NumberGuessHarder"]}
+    assert all(s >= 2 for s in found.scores)
+    phrase = searcher.run(snap, ListQuery(q='"wider range"'))
+    assert ids_of(snap, phrase) == [ids["NumberGuessHarder"]]
+    markup = searcher.run(snap, ListQuery(q="<script>"))
+    assert ids_of(snap, markup) == [ids["EvilMarkup"]]
+    none = searcher.run(snap, ListQuery(q="zzqqxx"))
+    assert none.total == 0 and len(none.positions) == 0
+    filtered = searcher.run(snap, ListQuery(q="number", skill="logic"))
+    assert filtered.total == 0 and filtered.facets["skill"]["math"] >= 2
+
+
+def test_semantic_search_uses_the_stored_embeddings(filled):
+    registry, ids = filled
+    embed(registry)
+    snap = Catalog(registry).refresh()
+    vectors = Vectors(registry)
+    searcher = Searcher(vectors)
+    result = searcher.run(snap, ListQuery(q="find the way out of a maze", mode="semantic", sort="relevance"))
+    assert ids_of(snap, result)[0] == ids["MazeExplore"]
+    assert list(result.scores) == sorted(result.scores, reverse=True)
+    games = searcher.run(snap, ListQuery(q="take stones from heaps", mode="semantic", kind="game"))
+    assert {snap.value("kind", p) for p in games.positions} == {"game"}
+
+
+def test_list_parameters_are_checked_against_the_catalog(filled):
+    registry, _ = filled
+    snap = Catalog(registry).refresh()
+
+    def parse(**values):
+        params = Params({k: [v] for k, v in values.items()})
+        query = parse_list_query(params, snap)
+        params.done()
+        return query
+
+    assert parse(skill="logic", sort="regret", dir="asc").descending is False
+    with pytest.raises(HTTPError, match="skill must be one of: .*got 'logik'. Did you mean 'logic'"):
+        parse(skill="logik")
+    with pytest.raises(HTTPError, match=r"regret_min \(0.5\) is above regret_max \(0.1\)"):
+        parse(regret_min="0.5", regret_max="0.1")
+    with pytest.raises(HTTPError, match="sort=relevance needs a search"):
+        parse(sort="relevance")
+    with pytest.raises(HTTPError, match="size must be one of 25, 50, 100, 200; got 30"):
+        parse(size="30")
+    with pytest.raises(HTTPError, match="name: no environment is called 'Nope'"):
+        parse(name="Nope")
+    assert parse(q="maze").sort == "relevance"
+    assert parse(q="maze", mode="semantic").params() == {"q": "maze", "mode": "semantic"}
+
+
+def test_novelty_is_one_minus_the_nearest_other_similarity(filled):
+    registry, ids = filled
+    embed(registry)
+    snap = Catalog(registry).refresh()
+    vectors = Vectors(registry)
+    assert vectors.wait_for_novelty()
+    novelty, current, _ = Searcher(vectors).novelty(snap)
+    assert current and np.isfinite(novelty).all()
+    pos = {snap.env_id(p): p for p in range(len(snap))}
+    # the renamed copy of NumberGuess is nearly identical: least novel of all
+    close = novelty[pos[ids["NumberGuessHarder"]]]
+    assert close == pytest.approx(novelty[pos[ids["NumberGuess"]]], abs=1e-6)
+    assert close == novelty.min() and close < 0.2
+    ordered = Searcher(vectors).run(snap, ListQuery(sort="novelty"))
+    values = [novelty[p] for p in ordered.positions]
+    assert values == sorted(values, reverse=True)

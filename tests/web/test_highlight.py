@@ -1,0 +1,54 @@
+"""The syntax highlighter: every character shown, escaped, and tokens classed."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spade_envs.seeds import seed_names, seed_source
+from spade_envs.web.highlight import highlight_python
+
+
+def plain(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def body(markup: str) -> str:
+    return markup.removeprefix('<pre class="code"><code>').removesuffix("</code></pre>")
+
+
+def test_every_seed_round_trips_and_is_classed():
+    for name in seed_names()[:8]:
+        source = seed_source(name)
+        out = highlight_python(source)
+        assert plain(body(out)) == source.rstrip("\n")
+        assert '<span class="k">class</span>' in out and '<span class="cl">' in out
+        assert out.count('<span class="line"') == source.rstrip("\n").count("\n") + 1
+
+
+def test_markup_in_code_is_escaped_and_strings_comments_are_classed():
+    source = 's = "<script>alert(1)</script>"  # <b>comment</b>\ndef f(self): return len(s) + 1\n'
+    out = highlight_python(source)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert '<span class="s">&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>' in out
+    assert '<span class="c"># &lt;b&gt;comment&lt;/b&gt;</span>' in out
+    assert '<span class="fn">f</span>' in out and '<span class="sf">self</span>' in out
+    assert '<span class="b">len</span>' in out and '<span class="n">1</span>' in out
+
+
+def test_code_that_does_not_tokenize_is_still_shown_whole():
+    source = 'def broken(:\n    """never closed <img src=x onerror=alert(1)>\n'
+    out = highlight_python(source)
+    assert plain(body(out)) == source.rstrip("\n")
+    assert "<img" not in out
+
+
+@given(st.text(max_size=400))
+def test_any_text_is_shown_exactly_and_never_as_markup(source):
+    out = highlight_python(source)
+    expected = source[:-1] if source.endswith("\n") else source
+    assert plain(body(out)) == expected
+    assert not re.search(r"<(?!/?(span|pre|code)\b)", out)
