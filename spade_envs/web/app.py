@@ -190,9 +190,9 @@ class App:
         csrf, set_cookie = guard.csrf_value(request)
         request.csrf = csrf
         request.owner = request.cookies.get("spade_csrf", "")
+        handler, args = self.router.resolve(request.method, request.path)
         if request.method == "POST":
             request.owner = guard.check_post(request)
-        handler, args = self.router.resolve(request.method, request.path)
         bound = getattr(handler, "__self__", None) is self
         response = handler(request, **args) if bound else handler(self, request, **args)
         if set_cookie:

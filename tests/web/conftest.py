@@ -271,3 +271,12 @@ def artifacts_dir(tmp_path_factory) -> Path:
     path = Path(chosen) / "web" if chosen else tmp_path_factory.mktemp("web-screenshots")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: Directories screenshots were saved to in this session (named in the summary).
+SCREENSHOT_DIRS: list[Path] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    for path in SCREENSHOT_DIRS:
+        terminalreporter.write_line(f"corpus browser screenshots: {path}")
