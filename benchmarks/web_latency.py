@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from registry_scale import build_corpus  # noqa: E402  (the same synthetic corpus)
+from registry_scale import build_corpus  # the same synthetic corpus
 
 TARGET_MS = 200.0
 
@@ -201,20 +201,28 @@ def main() -> None:
         for label, paths in groups.items():
             repeat = max(1, args.repeat // len(paths)) if len(paths) > 4 else args.repeat
             samples = measure(base, paths, repeat)
-            rows.append((label, statistics.median(samples), float(np.percentile(samples, 95)), len(samples)))
+            rows.append(
+                (label, statistics.median(samples), float(np.percentile(samples, 95)), len(samples))
+            )
     finally:
         process.terminate()
         process.wait(timeout=30)
     load = os.getloadavg()
-    print(f"\ncorpus: {args.n:,} versions ({db.stat().st_size / 1e6:,.0f} MB SQLite); server ready "
-          f"in {ready:.1f} s, novelty computed after {novelty_ready:.1f} s")
-    print(f"load average during the run: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) on "
-          f"{os.cpu_count()} CPUs\n")
+    print(
+        f"\ncorpus: {args.n:,} versions ({db.stat().st_size / 1e6:,.0f} MB SQLite); server ready "
+        f"in {ready:.1f} s, novelty computed after {novelty_ready:.1f} s"
+    )
+    print(
+        f"load average during the run: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) on "
+        f"{os.cpu_count()} CPUs\n"
+    )
     print(f"| {'page':<46} | median ms | p95 ms | requests | target |")
     print(f"|{'-' * 48}|-----------|--------|----------|--------|")
     for label, median, p95, count in rows:
         verdict = "ok" if median * 1e3 < TARGET_MS else "OVER"
-        print(f"| {label:<46} | {median * 1e3:9.1f} | {p95 * 1e3:6.1f} | {count:8d} | {verdict:<6} |")
+        print(
+            f"| {label:<46} | {median * 1e3:9.1f} | {p95 * 1e3:6.1f} | {count:8d} | {verdict:<6} |"
+        )
 
 
 if __name__ == "__main__":

@@ -107,7 +107,8 @@ class App:
         snap = self.catalog.snapshot()
         age = max(0.0, time.time() - snap.refreshed_at)
         footer = (
-            f"registry <code>{esc(self.registry.engine.url.render_as_string(hide_password=True))}</code>"
+            f"registry <code>{esc(self.registry.engine.url.render_as_string(hide_password=True))}"
+            "</code>"
             f" · {len(snap):,} versions · lists refreshed {age:.0f} s ago"
         )
         if self.catalog.error:
@@ -136,7 +137,10 @@ class App:
                   405: "Method not allowed", 413: "Too large", 500: "Server error",
                   501: "Not available", 503: "Busy"}  # fmt: skip
         title = titles.get(status, "Error")
-        body = f'<h1>{esc(title)}</h1><p class="error" id="error">{esc(message)}</p><p><a href="/">Overview</a></p>'
+        body = (
+            f'<h1>{esc(title)}</h1><p class="error" id="error">{esc(message)}</p>'
+            '<p><a href="/">Overview</a></p>'
+        )
         try:
             response = self.page(title, body)
         except Exception:  # the catalog itself may be what failed

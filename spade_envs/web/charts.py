@@ -89,8 +89,10 @@ def bar_chart(
         w = max(1.0, span * value / peak) if value > 0 else 0.0
         bar = (
             f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_height}" '
-            f'fill="{PALETTE[i % len(PALETTE)]}"><title>{esc(label)}: {esc(_fmt(value))}</title></rect>'
-            f'<text x="{label_w - 6}" y="{y + bar_height - 5}" text-anchor="end">{esc(label)}</text>'
+            f'fill="{PALETTE[i % len(PALETTE)]}">'
+            f"<title>{esc(label)}: {esc(_fmt(value))}</title></rect>"
+            f'<text x="{label_w - 6}" y="{y + bar_height - 5}" text-anchor="end">'
+            f"{esc(label)}</text>"
             f'<text x="{label_w + w + 4:.1f}" y="{y + bar_height - 5}" class="val">'
             f"{esc(_fmt(value))}</text>"
         )
@@ -250,7 +252,8 @@ def grouped_bars(
             )
         label = group if len(group) <= 18 else group[:17] + "…"
         parts.append(
-            f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 18}" text-anchor="middle">{esc(label)}</text>'
+            f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 18}" text-anchor="middle">'
+            f"{esc(label)}</text>"
         )
     for s, name in enumerate(series):
         x = frame.left + s * 130

@@ -218,7 +218,8 @@ def _filter_form(snap: Snapshot, query: ListQuery, facets: dict[str, dict[str, i
     if query.name:
         parts.append(f'<input type="hidden" name="name" value="{esc(query.name)}">')
     parts.append(
-        '<div class="buttons"><button type="submit">Apply</button> <a href="/envs">reset</a></div></form>'
+        '<div class="buttons"><button type="submit">Apply</button> '
+        '<a href="/envs">reset</a></div></form>'
     )
     return "".join(parts)
 
@@ -245,8 +246,10 @@ def _pager(query: ListQuery, pages: int) -> str:
         f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in base.items()
     )
     items.append(
-        f'<form method="get" action="/envs" class="jump">{hidden}<input type="number" name="page" min="1" '
-        f'max="{pages}" value="{query.page}" aria-label="page"><button type="submit">go</button></form>'
+        f'<form method="get" action="/envs" class="jump">{hidden}'
+        '<input type="number" name="page" min="1" '
+        f'max="{pages}" value="{query.page}" aria-label="page">'
+        '<button type="submit">go</button></form>'
     )
     return '<nav class="pager">' + " ".join(items) + "</nav>"
 
@@ -353,8 +356,12 @@ def map_page(app: Any, request: Request) -> Response:
         chosen = np.sort(rng.choice(chosen, size=count, replace=False))
     legend: list[tuple[str, str]] = []
     if colour == "regret":
-        legend = [("regret −1", colour_scale(-1)), ("regret 0", colour_scale(0)),
-                  ("regret +1", colour_scale(1)), ("not played", colour_scale(float("nan")))]  # fmt: skip
+        legend = [
+            ("regret −1", colour_scale(-1)),
+            ("regret 0", colour_scale(0)),
+            ("regret +1", colour_scale(1)),
+            ("not played", colour_scale(float("nan"))),
+        ]
     else:
         legend = [(v, PALETTE[i % len(PALETTE)]) for i, v in enumerate(snap.vocab[colour])]
     points = []
@@ -365,7 +372,10 @@ def map_page(app: Any, request: Request) -> Response:
             fill = colour_scale(float(snap.regret[pos]))
         else:
             fill = PALETTE[int(snap.codes[colour][pos]) % len(PALETTE)]
-        label = f"{ident} · {snap.value('skill', pos)} · regret {fmt_num(float(snap.regret[pos]))}\n{snap.summaries[pos][:160]}"
+        regret = fmt_num(float(snap.regret[pos]))
+        label = (
+            f"{ident} · {snap.value('skill', pos)} · regret {regret}\n{snap.summaries[pos][:160]}"
+        )
         points.append((float(xy[i, 0]), float(xy[i, 1]), fill, env_href(ident), label))
     controls = ['<form class="mapform" method="get" action="/map">']
     controls.append(
@@ -380,12 +390,14 @@ def map_page(app: Any, request: Request) -> Response:
         options = [("", "any")] + [(v, v) for v in sorted(snap.vocab[facet])]
         controls.append(_select(facet, options, filters[facet], facet))
     controls.append(
-        f'<label>points<input type="number" name="n" min="10" max="{limit}" value="{count}"></label>'
+        f'<label>points<input type="number" name="n" min="10" max="{limit}" '
+        f'value="{count}"></label>'
     )
     controls.append('<button type="submit">Draw</button></form>')
     shown = f"{len(points):,} of {total:,}" if total > len(points) else f"all {total:,}"
     caption = (
-        f"PCA of {len(keys):,} stored {esc(app.vectors.model or 'embedding')} vectors; {shown} matching "
+        f"PCA of {len(keys):,} stored {esc(app.vectors.model or 'embedding')} vectors; "
+        f"{shown} matching "
         "versions drawn (a seeded sample when there are more). Each point links to its page."
     )
     body = (
@@ -398,5 +410,8 @@ def map_page(app: Any, request: Request) -> Response:
         )
     )
     if not len(keys):
-        body += '<p class="note">No embeddings are stored yet: `spade-envs search "..."` embeds the corpus.</p>'
+        body += (
+            '<p class="note">No embeddings are stored yet: '
+            '<code>spade-envs search "..."</code> embeds the corpus.</p>'
+        )
     return app.page("Map", body, active="/map")

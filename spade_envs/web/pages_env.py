@@ -40,12 +40,16 @@ def parse_slug(slug: str) -> str:
 
 
 def _json_block(value: Any) -> str:
-    return f'<pre class="json">{esc(json.dumps(value, indent=2, ensure_ascii=False, default=str))}</pre>'
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return f'<pre class="json">{esc(text)}</pre>'
 
 
 def _stats_section(stats: list[Any]) -> str:
     if not stats:
-        return '<p class="muted">Never played. <code>spade-envs regret ID --model ...</code> measures it.</p>'
+        return (
+            '<p class="muted">Never played. <code>spade-envs regret ID --model ...</code> '
+            "measures it.</p>"
+        )
     ordered = list(reversed(stats))  # oldest checkpoint first
     names = [s.checkpoint for s in ordered]
     returns = grouped_bars(
@@ -96,7 +100,8 @@ def _validation_section(reports: list[Any]) -> str:
         data = report.report
         verdict = "passed" if report.passed else "FAILED"
         summary = (
-            f"{verdict} · budget {report.budget or '?'} · validator {report.validator_version or '?'} "
+            f"{verdict} · budget {report.budget or '?'} · "
+            f"validator {report.validator_version or '?'} "
             f"· {report.duration_s:.1f} s · {fmt_time(report.created_at)}"
         )
         rows = []
@@ -121,7 +126,8 @@ def _validation_section(reports: list[Any]) -> str:
         )
         opened = " open" if i == 0 else ""
         parts.append(
-            f'<details class="report"{opened}><summary>{badge(verdict, "passed" if report.passed else "failed")} '
+            f'<details class="report"{opened}><summary>'
+            f"{badge(verdict, 'passed' if report.passed else 'failed')} "
             f"{esc(summary)}</summary>{checks}</details>"
         )
     return "".join(parts)
@@ -173,7 +179,8 @@ def _lineage_section(app: Any, record: Any) -> str:
             )
     else:
         parts.append(
-            '<p class="muted">No grounding document (a seed, an import, or written without one).</p>'
+            '<p class="muted">No grounding document (a seed, an import, or written '
+            "without one).</p>"
         )
     return "".join(parts)
 
@@ -204,11 +211,13 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
         '<p class="facts">' + " · ".join(f"{esc(k)} <b>{esc(v)}</b>" for k, v in facts) + "</p>",
         f'<p class="versions">Versions of {esc(record.name)}: {version_links}</p>',
         '<div class="actions">'
-        f'<input class="copy" id="gymmake" readonly value="{esc(make_line)}" aria-label="gym.make line">'
+        f'<input class="copy" id="gymmake" readonly value="{esc(make_line)}" '
+        'aria-label="gym.make line">'
         '<button type="button" data-copy="gymmake">Copy</button>'
         f'<a class="button" href="{esc(base)}/source.py" id="download">Download source</a>'
         f'<a class="button primary" href="{esc(base)}/play" id="play">Play</a></div>',
-        f'<section><h2>Description</h2><div class="text" id="description">{esc(record.description)}</div>',
+        "<section><h2>Description</h2>"
+        f'<div class="text" id="description">{esc(record.description)}</div>',
     ]
     if record.hint:
         parts.append(
@@ -328,9 +337,11 @@ def _transcript(session: PlaySession, csrf: str) -> str:
                     )
                 mark = " next" if i == session.turns else ""
                 rows.append(f'<li class="sol{mark}"><code>{esc(action)}</code> {button}</li>')
+            marked = "" if session.done else f"; step {session.turns + 1} is marked"
+            listed = "".join(rows) or "<li>(no actions)</li>"
             items.append(
-                '<li class="solution"><b>Solution</b> (from the start of this episode; '
-                f"step {session.turns + 1} is marked):<ol>{''.join(rows) or '<li>(no actions)</li>'}</ol></li>"
+                '<li class="solution"><b>Solution</b> (from the start of this episode'
+                f"{marked}):<ol>{listed}</ol></li>"
             )
         elif turn.kind == "error":
             items.append(f'<li class="error">{esc(turn.text)}</li>')
@@ -343,7 +354,8 @@ def _transcript(session: PlaySession, csrf: str) -> str:
 def _op_button(session: PlaySession, csrf: str, op: str, label: str, cls: str = "") -> str:
     return (
         f'<form method="post" action="/play/{esc(session.id)}" class="inline">'
-        f'<input type="hidden" name="csrf" value="{esc(csrf)}"><input type="hidden" name="op" value="{op}">'
+        f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
+        f'<input type="hidden" name="op" value="{op}">'
         f'<button type="submit" id="op-{op}" class="{cls}">{esc(label)}</button></form>'
     )
 
@@ -359,21 +371,27 @@ def play_view(app: Any, request: Request, sid: str) -> Response:
     )
     head = (
         f"<h1>Playing {link(env_href(session.env_id), session.env_id)} {outcome}</h1>"
-        f'<p class="facts">seed <b>{session.seed}</b> · turn <b>{session.turns}</b> of {session.max_turns} '
+        f'<p class="facts">seed <b>{session.seed}</b> · turn <b>{session.turns}</b> '
+        f"of {session.max_turns} "
         f'· return <b id="return">{session.total:g}</b> · {state}'
         + (f" · opponent {esc(session.opponent)}" if session.opponent else "")
         + " · sandboxed</p>"
     )
     tools = ""
     if session.tools:
-        tools = f"<details><summary>Tools this environment offers</summary>{_json_block(session.tools)}</details>"
+        tools = (
+            "<details><summary>Tools this environment offers</summary>"
+            f"{_json_block(session.tools)}</details>"
+        )
     act = ""
     if not session.done:
         act = (
             f'<form method="post" action="/play/{esc(session.id)}" class="act" id="actform">'
-            f'<input type="hidden" name="csrf" value="{esc(csrf)}"><input type="hidden" name="op" value="step">'
+            f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
+            '<input type="hidden" name="op" value="step">'
             f'<textarea name="action" id="action" rows="2" maxlength="{MAX_ACTION_CHARS}" '
-            'placeholder="Your action (Enter sends, Shift+Enter for a new line)" autofocus></textarea>'
+            'placeholder="Your action (Enter sends, Shift+Enter for a new line)" autofocus>'
+            "</textarea>"
             '<button type="submit" class="primary" id="send">Act</button></form>'
         )
     buttons = (

@@ -68,12 +68,18 @@ def run_page(app: Any, request: Request, name: str) -> Response:
         charts.append(line_chart({field: run.series(field)}, title=field, x_label="iteration"))
     notes = ""
     if run.skipped:
-        notes = f'<p class="note">{run.skipped:,} line(s) of metrics.jsonl were not JSON objects and are left out.</p>'
+        notes = (
+            f'<p class="note">{run.skipped:,} line(s) of metrics.jsonl were not JSON objects '
+            "and are left out.</p>"
+        )
     last = run.last()
     last_table = table(["metric", "last value"], [[k, f"{v:.6g}"] for k, v in last.items()])
     config = ""
     if run.config:
-        config = f'<details><summary>config.json</summary><pre class="json">{esc(run.config)}</pre></details>'
+        config = (
+            "<details><summary>config.json</summary>"
+            f'<pre class="json">{esc(run.config)}</pre></details>'
+        )
     body = (
         f"<h1>Run {esc(name)}</h1>"
         f'<p class="muted">{len(run.rows):,} iterations · updated {fmt_time(run.modified)} · '

@@ -94,7 +94,7 @@ def nearest_other_similarity(matrix: np.ndarray, seed: int = 0, probes: int = 3)
 def align(
     keys: np.ndarray, values: np.ndarray, target: np.ndarray, fill: float = np.nan
 ) -> np.ndarray:
-    """``values`` (one per ``keys``) rearranged to follow ``target`` keys; ``fill`` where missing."""
+    """``values`` (one per ``keys``) in the order of ``target``; ``fill`` where missing."""
     out = np.full(len(target), fill, dtype=np.float64)
     if not len(keys):
         return out

@@ -119,7 +119,7 @@ def fill_registry(registry) -> dict[str, str]:
         EVIL_SOURCE,
         evil,
         status="validated",
-        hint="<img src=x onerror=\"window.__pwned = 10\">",
+        hint='<img src=x onerror="window.__pwned = 10">',
         extra={"note": "<script>window.__pwned = 11</script>"},
         document_id=registry.add_document("<script>window.__pwned = 12</script>", source="<x>"),
     ).id
@@ -218,7 +218,9 @@ def start(config, registry):
     from spade_envs.web.app import make_server
 
     server = make_server(config, registry=registry)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+    )
     thread.start()
     return server, thread
 

@@ -45,12 +45,26 @@ def error_of(text: str) -> str:
 
 
 def test_pages_carry_security_headers_and_no_inline_script_or_style(client, server):
-    for path in ("/", "/envs", "/envs?q=maze", f"/env/{server.app.registry.ids['NumberGuess'][6:]}", "/map", "/runs", "/runs/run-a"):
+    for path in (
+        "/",
+        "/envs",
+        "/envs?q=maze",
+        f"/env/{server.app.registry.ids['NumberGuess'][6:]}",
+        "/map",
+        "/runs",
+        "/runs/run-a",
+    ):
         status, headers, text = client.get(path)
         assert status == 200, (path, error_of(text))
         csp = headers["Content-Security-Policy"]
-        assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
-        assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
+        assert (
+            "script-src 'self'" in csp
+            and "default-src 'none'" in csp
+            and "unsafe-inline" not in csp
+        )
+        assert (
+            headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
+        )
         assert headers["Cache-Control"] == "no-store"
         assert not re.search(r"<script(?![^>]*\bsrc=)", text), path  # every script is a file
         assert " style=" not in text and "<style" not in text, path
@@ -68,7 +82,11 @@ def test_list_filters_search_sort_and_pages(client, server):
     ids = server.app.registry.ids
     _, _, text = client.get("/envs?skill=math&sort=regret")
     rows = re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)
-    assert rows[0] == ids["NumberGuess"][6:] and set(rows) == {"NumberGuess-v1", "Nim-v1", "NumberGuessHarder-v1"}
+    assert rows[0] == ids["NumberGuess"][6:] and set(rows) == {
+        "NumberGuess-v1",
+        "Nim-v1",
+        "NumberGuessHarder-v1",
+    }
     _, _, text = client.get("/envs?q=%22wider+range%22")
     assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text) == ["NumberGuessHarder-v1"]
     _, _, text = client.get("/envs?q=maze+path&mode=semantic")
@@ -84,7 +102,10 @@ def test_list_filters_search_sort_and_pages(client, server):
     ("path", "message"),
     [
         ("/envs?skill=logik", "skill must be one of: "),
-        ("/envs?sort=popularity", "sort must be one of: relevance, created, regret, novelty, win_rate, name"),
+        (
+            "/envs?sort=popularity",
+            "sort must be one of: relevance, created, regret, novelty, win_rate, name",
+        ),
         ("/envs?page=0", "page must be at least 1"),
         ("/envs?page=99", "page 99 is past the last page (1) of 10 results."),
         ("/envs?regret_min=abc", "regret_min must be a number such as 0.25"),
@@ -108,7 +129,10 @@ def test_bad_parameters_are_400_with_a_message(client, path, message):
 
 def test_unknown_pages_and_environments_are_404_with_suggestions(client):
     status, _, text = client.get("/env/NumberGues-v1")
-    assert status == 404 and "'NumberGues' is not in this registry. Did you mean 'NumberGuess'" in error_of(text)
+    assert (
+        status == 404
+        and "'NumberGues' is not in this registry. Did you mean 'NumberGuess'" in error_of(text)
+    )
     status, _, text = client.get("/env/NumberGuess-v7")
     assert status == 404 and "Did you mean 'spade/NumberGuess-v1'" in error_of(text)
     status, _, text = client.get("/nothing/here")
@@ -121,7 +145,9 @@ def test_the_environment_page_shows_everything_stored(client, server):
     ids = server.app.registry.ids
     _, _, text = client.get("/env/NumberGuess-v1")
     assert "gym.make(&#x27;spade/NumberGuess-v1&#x27;)" in text
-    assert 'href="/env/NumberGuess-v1/source.py"' in text and 'href="/env/NumberGuess-v1/play"' in text
+    assert (
+        'href="/env/NumberGuess-v1/source.py"' in text and 'href="/env/NumberGuess-v1/play"' in text
+    )
     assert "mean return per checkpoint" in text and "ckpt-0" in text and "ckpt-1" in text
     assert text.count('<details class="report"') == 2  # two validation reports, newest first
     assert text.index("FAILED") < text.index("passed · budget fast")
@@ -130,7 +156,10 @@ def test_the_environment_page_shows_everything_stored(client, server):
     assert '<span class="k">class</span> <span class="cl">NumberGuess</span>' in text
     _, _, child = client.get("/env/NumberGuessHarder-v1")
     assert f'href="/env/NumberGuess-v1">{ids["NumberGuess"]}</a>' in child  # its parent
-    assert "Grounding document" in child and "A grounding text about &lt;b&gt;guessing&lt;/b&gt;" in child
+    assert (
+        "Grounding document" in child
+        and "A grounding text about &lt;b&gt;guessing&lt;/b&gt;" in child
+    )
     assert "tiny-model" in child
 
 
@@ -270,8 +299,13 @@ def test_play_over_http_to_a_win(client, server):
 
 def test_model_written_markup_is_escaped_everywhere(client, server):
     csrf = client.csrf()
-    pages = [client.get(p)[2] for p in ("/envs?q=EvilMarkup", "/env/EvilMarkup-v1", "/envs?q=script", "/map")]
-    status, _, play = client.post("/play", {"env": "spade/EvilMarkup-v1", "csrf": csrf, "seed": "0"})
+    pages = [
+        client.get(p)[2]
+        for p in ("/envs?q=EvilMarkup", "/env/EvilMarkup-v1", "/envs?q=script", "/map")
+    ]
+    status, _, play = client.post(
+        "/play", {"env": "spade/EvilMarkup-v1", "csrf": csrf, "seed": "0"}
+    )
     assert status == 200  # followed the redirect to the session page
     session = re.search(r'action="(/play/[^"]+)"', play).group(1)
     client.post(session, {"op": "hint", "csrf": csrf})
@@ -282,10 +316,17 @@ def test_model_written_markup_is_escaped_everywhere(client, server):
         assert not [t for t, a in tags if t in ("img", "iframe", "object", "embed")]
         assert not [a for _, a in tags if any(name.startswith("on") for name in a)]
         assert [a.get("src") for t, a in tags if t == "script"] == ["/static/app.js"]
-        assert not [a for _, a in tags if "javascript:" in (a.get("href") or "") + (a.get("src") or "")]
+        assert not [
+            a for _, a in tags if "javascript:" in (a.get("href") or "") + (a.get("src") or "")
+        ]
     env_page = pages[1]
-    assert "Says &lt;script&gt;window.__pwned = 1; alert(&#x27;description&#x27;)&lt;/script&gt;" in env_page
-    assert "&lt;img src=x onerror=&quot;window.__pwned = 10&quot;&gt;" in env_page  # the stored hint
+    assert (
+        "Says &lt;script&gt;window.__pwned = 1; alert(&#x27;description&#x27;)&lt;/script&gt;"
+        in env_page
+    )
+    assert (
+        "&lt;img src=x onerror=&quot;window.__pwned = 10&quot;&gt;" in env_page
+    )  # the stored hint
     assert "&lt;script&gt;window.__pwned = 11&lt;/script&gt;" in env_page  # extra metadata
     assert "&lt;script&gt;window.__pwned = 9&lt;/script&gt;" in env_page  # a parent "name"
     assert "&lt;script&gt;window.__pwned = 3&lt;/script&gt;&lt;img src=x" in play  # observation
@@ -326,7 +367,11 @@ def test_a_token_protects_every_request(web_registry, runs_dir):
         status, headers, _ = raw.get(f"/envs?skill=logic&token={TOKEN}")
         assert status == 303 and headers["Location"] == "/envs?skill=logic"
         cookie = headers["Set-Cookie"]
-        assert f"spade_token={TOKEN}" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert (
+            f"spade_token={TOKEN}" in cookie
+            and "HttpOnly" in cookie
+            and "SameSite=Strict" in cookie
+        )
         assert raw.get("/envs?skill=logic")[0] == 200  # the cookie now carries it
         bearer = Client(server.url)
         assert bearer.get("/envs", headers={"Authorization": f"Bearer {TOKEN}"})[0] == 200

@@ -44,9 +44,16 @@ def test_catalog_holds_light_columns_and_play_stats(filled):
     assert snap.win_rate[guess] == pytest.approx(0.4) and snap.checkpoints[guess] == 2
     assert snap.return_with_hint[guess] == pytest.approx(0.9)
     assert math.isnan(snap.regret[pos[ids["Nim"]]])
-    assert snap.facet_counts("status") == {"validated": 7, "candidate": 1, "retired": 1, "rejected": 1}
+    assert snap.facet_counts("status") == {
+        "validated": 7,
+        "candidate": 1,
+        "retired": 1,
+        "rejected": 1,
+    }
     evil = pos[ids["EvilMarkup"]]
-    assert snap.summaries[evil] == " ".join(EVIL_DESCRIPTION.split())  # kept raw: escaped when shown
+    assert snap.summaries[evil] == " ".join(
+        EVIL_DESCRIPTION.split()
+    )  # kept raw: escaped when shown
     assert snap.children_of(ids["NumberGuess"], "NumberGuess") == [pos[ids["NumberGuessHarder"]]]
     assert snap.parents[pos[ids["NumberGuessHarder"]]] == (ids["NumberGuess"],)
 
@@ -141,7 +148,9 @@ def test_semantic_search_uses_the_stored_embeddings(filled):
     snap = Catalog(registry).refresh()
     vectors = Vectors(registry)
     searcher = Searcher(vectors)
-    result = searcher.run(snap, ListQuery(q="find the way out of a maze", mode="semantic", sort="relevance"))
+    result = searcher.run(
+        snap, ListQuery(q="find the way out of a maze", mode="semantic", sort="relevance")
+    )
     assert ids_of(snap, result)[0] == ids["MazeExplore"]
     assert list(result.scores) == sorted(result.scores, reverse=True)
     games = searcher.run(snap, ListQuery(q="take stones from heaps", mode="semantic", kind="game"))
@@ -159,7 +168,9 @@ def test_list_parameters_are_checked_against_the_catalog(filled):
         return query
 
     assert parse(skill="logic", sort="regret", dir="asc").descending is False
-    with pytest.raises(HTTPError, match="skill must be one of: .*got 'logik'. Did you mean 'logic'"):
+    with pytest.raises(
+        HTTPError, match="skill must be one of: .*got 'logik'. Did you mean 'logic'"
+    ):
         parse(skill="logik")
     with pytest.raises(HTTPError, match=r"regret_min \(0.5\) is above regret_max \(0.1\)"):
         parse(regret_min="0.5", regret_max="0.1")

@@ -60,9 +60,14 @@ def test_line_chart_draws_one_polyline_per_series_in_order():
 
 
 def test_grouped_bars_and_scatter_are_well_formed():
-    root = parse(grouped_bars(["c0", "c1"], {"a": [0.5, float("nan")], "b": [-0.2, 1.0]}, title="g"))
+    root = parse(
+        grouped_bars(["c0", "c1"], {"a": [0.5, float("nan")], "b": [-0.2, 1.0]}, title="g")
+    )
     assert len([r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]) == 3
-    points = [(0.0, 0.0, "#000", "/env/A-v1", "A <1>"), (1.0, 2.0, colour_scale(0.5), "/env/B-v1", "B")]
+    points = [
+        (0.0, 0.0, "#000", "/env/A-v1", "A <1>"),
+        (1.0, 2.0, colour_scale(0.5), "/env/B-v1", "B"),
+    ]
     root = parse(scatter(points, title="map", legend=[("x", "#fff")]))
     hrefs = [a.get("href") for a in root.iter(SVG + "a")]
     assert hrefs == ["/env/A-v1", "/env/B-v1"]

@@ -16,7 +16,9 @@ TOKEN = "cli-test-token-0123456789abcdef"
 
 def test_refuses_other_hosts_without_a_token(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(main, ["serve", "--host", "0.0.0.0", "--registry", str(tmp_path / "r.db")])
+    result = runner.invoke(
+        main, ["serve", "--host", "0.0.0.0", "--registry", str(tmp_path / "r.db")]
+    )
     assert result.exit_code == 2
     assert "Refusing to listen on 0.0.0.0 without a token" in result.output
     result = runner.invoke(main, ["serve", "--token", "short"])
@@ -28,7 +30,11 @@ def test_refuses_other_hosts_without_a_token(tmp_path):
 def test_help_names_the_security_defaults():
     result = CliRunner().invoke(main, ["serve", "--help"])
     assert result.exit_code == 0
-    assert "127.0.0.1" in result.output and "--token" in result.output and "SPADE_WEB_TOKEN" in result.output
+    assert (
+        "127.0.0.1" in result.output
+        and "--token" in result.output
+        and "SPADE_WEB_TOKEN" in result.output
+    )
 
 
 def serve(args, env=None):
@@ -68,7 +74,9 @@ def test_a_token_from_the_environment_is_required_and_printed(web_registry):
             assert exc.code == 401
         else:
             raise AssertionError("served without the token")
-        request = urllib.request.Request(base + "healthz", headers={"Authorization": f"Bearer {TOKEN}"})
+        request = urllib.request.Request(
+            base + "healthz", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             assert response.status == 200
     finally:

@@ -154,7 +154,9 @@ def test_filter_by_skill_and_status(browser, server, shots):
     from selenium.webdriver.support.ui import Select
 
     browser.get(server.url + "envs")
-    Select(browser.find_element(By.CSS_SELECTOR, "#filters select[name=skill]")).select_by_value("math")
+    Select(browser.find_element(By.CSS_SELECTOR, "#filters select[name=skill]")).select_by_value(
+        "math"
+    )
     wait(browser, lambda d: "skill=math" in d.current_url)
     Select(browser.find_element(By.CSS_SELECTOR, "#filters select[name=status]")).select_by_value(
         "validated"
@@ -174,12 +176,18 @@ def test_open_an_environment(browser, server, shots):
     browser.find_element(By.LINK_TEXT, "spade/NumberGuess-v1").click()
     wait(browser, lambda d: d.current_url.endswith("/env/NumberGuess-v1"))
     assert browser.find_element(By.CSS_SELECTOR, "h1.envid").text.startswith("spade/NumberGuess-v1")
-    assert browser.find_element(By.ID, "gymmake").get_attribute("value") == "gym.make('spade/NumberGuess-v1')"
+    assert (
+        browser.find_element(By.ID, "gymmake").get_attribute("value")
+        == "gym.make('spade/NumberGuess-v1')"
+    )
     assert len(browser.find_elements(By.CSS_SELECTOR, "pre.code span.k")) > 10
     assert len(browser.find_elements(By.CSS_SELECTOR, "details.report")) == 2
     assert len(browser.find_elements(By.CSS_SELECTOR, "section svg.chart")) == 2
     browser.find_element(By.CSS_SELECTOR, "button[data-copy=gymmake]").click()
-    wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "button[data-copy=gymmake]").text == "Copied")
+    wait(
+        browser,
+        lambda d: d.find_element(By.CSS_SELECTOR, "button[data-copy=gymmake]").text == "Copied",
+    )
     no_script_ran(browser)
     shoot(browser, shots, "05-environment")
 
@@ -201,7 +209,10 @@ def test_play_to_a_win_with_the_solution(browser, server, shots):
     for turn in range(moves):
         button = browser.find_element(By.CSS_SELECTOR, f"li.sol button[data-step='{turn}']")
         button.click()
-        wait(browser, lambda d, t=turn: f"turn {t + 1} of" in d.find_element(By.CSS_SELECTOR, "p.facts").text)
+        wait(
+            browser,
+            lambda d, t=turn: f"turn {t + 1} of" in d.find_element(By.CSS_SELECTOR, "p.facts").text,
+        )
         if browser.find_elements(By.ID, "outcome"):
             break
     outcome = browser.find_element(By.ID, "outcome").text
@@ -215,7 +226,9 @@ def test_export_what_the_list_shows(browser, server, downloads, shots):
     from selenium.webdriver.support.ui import Select
 
     browser.get(server.url + "envs?skill=math&status=validated")
-    Select(browser.find_element(By.CSS_SELECTOR, "#export select[name=format]")).select_by_value("jsonl")
+    Select(browser.find_element(By.CSS_SELECTOR, "#export select[name=format]")).select_by_value(
+        "jsonl"
+    )
     shoot(browser, shots, "08-export")
     browser.find_element(By.CSS_SELECTOR, "#export button[type=submit]").click()
     deadline = time.monotonic() + 30
@@ -249,10 +262,15 @@ def test_model_written_markup_shows_as_text(browser, server, shots):
     wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#start button[type=submit]")).click()
     wait(browser, lambda d: "/play/" in d.current_url)
     first = browser.find_element(By.CSS_SELECTOR, "#transcript li.obs pre").text
-    assert first.startswith('<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 4">')
+    assert first.startswith(
+        '<script>window.__pwned = 3</script><img src=x onerror="window.__pwned = 4">'
+    )
     browser.find_element(By.ID, "op-hint").click()
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#transcript li.hint"))
-    assert "<script>window.__pwned = 8</script>" in browser.find_element(By.CSS_SELECTOR, "li.hint pre").text
+    assert (
+        "<script>window.__pwned = 8</script>"
+        in browser.find_element(By.CSS_SELECTOR, "li.hint pre").text
+    )
     action = browser.find_element(By.ID, "action")
     action.send_keys('<img src=x onerror="window.__pwned = 13">')
     browser.find_element(By.ID, "send").click()
@@ -267,7 +285,9 @@ def test_model_written_markup_shows_as_text(browser, server, shots):
     assert not browser.find_elements(By.CSS_SELECTOR, "#transcript pre *")
     no_script_ran(browser)
     shoot(browser, shots, "10-markup-play")
-    violations = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
+    violations = [
+        e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]
+    ]
     assert violations == []  # nothing even tried to run inline
 
 

@@ -16,7 +16,9 @@ def params(**values):
 def test_choices_suggest_close_matches_and_empty_means_absent():
     assert params(skill="").choice("skill", ("logic", "math")) is None
     assert params(skill="logic").choice("skill", ("logic", "math")) == "logic"
-    with pytest.raises(HTTPError, match=r"skill must be one of: logic, math; got 'logik'\. Did you mean 'logic'") as info:
+    with pytest.raises(
+        HTTPError, match=r"skill must be one of: logic, math; got 'logik'\. Did you mean 'logic'"
+    ) as info:
         params(skill="logik").choice("skill", ("logic", "math"))
     assert info.value.status == 400
 
@@ -67,7 +69,9 @@ def test_router_answers_404_and_405_with_the_allowed_methods():
     with pytest.raises(HTTPError, match="There is no page at /env/Nim/x") as missing:
         router.resolve("GET", "/env/Nim/x")
     assert missing.value.status == 404
-    with pytest.raises(HTTPError, match="POST is not allowed on /env/Nim; use GET or HEAD") as wrong:
+    with pytest.raises(
+        HTTPError, match="POST is not allowed on /env/Nim; use GET or HEAD"
+    ) as wrong:
         router.resolve("POST", "/env/Nim")
     assert wrong.value.status == 405 and wrong.value.headers["Allow"] == "GET, HEAD"
 

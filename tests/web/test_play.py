@@ -10,7 +10,7 @@ from spade_envs.core.metadata import EnvMetadata
 from spade_envs.web.http import HTTPError
 from spade_envs.web.play import PlaySessions
 
-BROKEN = '''from spade_envs import TextEnv, boxed
+BROKEN = """from spade_envs import TextEnv, boxed
 
 
 class BrokenStep(TextEnv):
@@ -26,7 +26,7 @@ class BrokenStep(TextEnv):
 
     def solution(self) -> list[str]:
         return [boxed("x")]
-'''
+"""
 
 
 class Clock:
@@ -40,7 +40,15 @@ class Clock:
 @pytest.fixture(scope="module")
 def registry(web_registry):
     if not any(r.name == "BrokenStep" for r in web_registry.list(limit=100)):
-        meta = EnvMetadata("BrokenStep", "text", "logic", "Raises on the first step.", 2, (0.0, 1.0), origin="designer")
+        meta = EnvMetadata(
+            "BrokenStep",
+            "text",
+            "logic",
+            "Raises on the first step.",
+            2,
+            (0.0, 1.0),
+            origin="designer",
+        )
         web_registry.register(BROKEN, meta, status="candidate")
     return web_registry
 

@@ -15,7 +15,9 @@ from .conftest import write_run
 def test_metrics_keep_numeric_fields_and_skip_bad_lines(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text(
-        json.dumps({"iteration": 0, "mean_regret": 0.1, "ok": True, "name": "x", "nan": float("nan")})
+        json.dumps(
+            {"iteration": 0, "mean_regret": 0.1, "ok": True, "name": "x", "nan": float("nan")}
+        )
         + "\nnot json\n[1, 2]\n\n"
         + json.dumps({"iteration": 1, "mean_regret": 0.2})
         + '\n{"iteration": 2, "mean_re'  # a line still being written
