@@ -79,6 +79,14 @@ class ServeConfig:
                 "could read the corpus and run environments. Pass --token (or set "
                 "SPADE_WEB_TOKEN), or listen on 127.0.0.1."
             )
+        url = registry_url(self.registry_url)
+        if url is not None and url.startswith("sqlite:///"):
+            path = url.removeprefix("sqlite:///")
+            if path not in ("", ":memory:") and not Path(path).is_file():
+                raise SpadeError(
+                    f"There is no registry at {path}; check the path (the browser only reads, "
+                    "it does not create one)."
+                )
         if self.runs_dir is not None and not Path(self.runs_dir).is_dir():
             raise SpadeError(f"runs_dir {self.runs_dir!r} is not a directory.")
         if self.embedder not in ("auto", "hashing", "minilm"):

@@ -74,7 +74,7 @@ def overview_page(app: Any, request: Request) -> Response:
     played = snap.checkpoints > 0
     cards = [
         ("versions", f"{len(snap):,}"),
-        ("names", f"{len(set(snap.names)):,}"),
+        ("names", f"{app.searcher.distinct_names(snap):,}"),
         ("played", f"{int(played.sum()):,}"),
         (
             "embedded",
@@ -118,7 +118,7 @@ def overview_page(app: Any, request: Request) -> Response:
         )
     )  # fmt: skip
     parts.append("</section>")
-    newest = np.argsort(-snap.keys)[:10]
+    newest = np.arange(len(snap) - 1, max(-1, len(snap) - 11), -1)  # keys ascend with age
     head = [
         "ID",
         "kind",
@@ -133,7 +133,11 @@ def overview_page(app: Any, request: Request) -> Response:
     parts.append('<h2>Newest</h2><p><a href="/envs">All environments →</a></p>')
     parts.append(table(head, env_rows(snap, newest), empty="The registry is empty."))
     if played.any():
-        order = np.flatnonzero(played)[np.argsort(-snap.regret[played], kind="stable")][:10]
+        candidates = np.flatnonzero(played)
+        top = candidates[
+            np.argpartition(-snap.regret[candidates], min(9, len(candidates) - 1))[:10]
+        ]
+        order = top[np.lexsort((-snap.keys[top], -snap.regret[top]))]
         parts.append('<h2>Highest regret</h2><p><a href="/envs?sort=regret">More →</a></p>')
         parts.append(table(head, env_rows(snap, order)))
     parts.append("<h2>Runs</h2>")

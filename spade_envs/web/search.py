@@ -177,6 +177,11 @@ class Searcher:
                 self._cache[key] = found
         return found
 
+    def distinct_names(self, snap: Snapshot) -> int:
+        """How many environment names (not versions) the snapshot holds."""
+        found = self._cached(("names", snap.generation), lambda: np.array([len(set(snap.names))]))
+        return int(found[0])
+
     def novelty(self, snap: Snapshot) -> tuple[np.ndarray, bool, tuple[Any, ...]]:
         """Novelty aligned with the snapshot's positions, whether it is up to date, and a
         key that changes whenever the values do."""

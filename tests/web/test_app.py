@@ -76,6 +76,10 @@ def test_overview_counts_and_links(client):
     assert re.search(r"<b>10</b><span>versions</span>", text)
     assert 'href="/envs?skill=logic"' in text and 'href="/envs?status=retired"' in text
     assert "regret (highest of any checkpoint)" in text and "run-a" in text
+    newest, highest = text.split("<h2>Newest</h2>")[1].split("<h2>Highest regret</h2>")
+    assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', newest)[0] == "EvilMarkup-v1"
+    ranked = re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', highest.split("<h2>Runs</h2>")[0])
+    assert ranked == ["NumberGuess-v1", "Mastermind-v1", "MazeExplore-v1", "EvilMarkup-v1"]
 
 
 def test_list_filters_search_sort_and_pages(client, server):

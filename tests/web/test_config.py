@@ -41,6 +41,14 @@ def test_other_fields_are_checked(tmp_path):
     assert ServeConfig(token=TOKEN).to_dict()["token"] == "***"
 
 
+def test_a_registry_file_must_exist(tmp_path):
+    for value in (str(tmp_path / "missing.db"), f"sqlite:///{tmp_path / 'missing.db'}"):
+        with pytest.raises(SpadeError, match="There is no registry at .*missing.db"):
+            ServeConfig(registry_url=value)
+    (tmp_path / "there.db").write_bytes(b"")
+    assert ServeConfig(registry_url=str(tmp_path / "there.db")).registry_url.endswith("there.db")
+
+
 def test_registry_paths_become_sqlite_urls(tmp_path):
     assert registry_url(None) is None
     assert registry_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
