@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.resources
 import logging
+import socket
 import sys
 import threading
 import time
@@ -132,7 +133,9 @@ class App:
         text = f"ok {len(snap)} versions, {len(self.sessions)} play sessions\n"
         return Response(text.encode(), content_type="text/plain; charset=utf-8")
 
-    def _error_page(self, status: int, message: str) -> Response:
+    def _error_page(self, status: int, message: str, trusted: bool = True) -> Response:
+        """An error page; ``trusted`` False (before the host and token checks passed)
+        leaves out the footer, which names the registry."""
         titles = {400: "Bad request", 401: "Token required", 403: "Forbidden", 404: "Not found",
                   405: "Method not allowed", 413: "Too large", 500: "Server error",
                   501: "Not available", 503: "Busy"}  # fmt: skip
@@ -142,7 +145,7 @@ class App:
             '<p><a href="/">Overview</a></p>'
         )
         try:
-            response = self.page(title, body)
+            response = self.page(title, body) if trusted else Response.html(layout(title, body))
         except Exception:  # the catalog itself may be what failed
             response = Response.html(layout(title, body))
         response.status = status
@@ -154,7 +157,7 @@ class App:
         try:
             return self._dispatch(request)
         except HTTPError as exc:
-            response = self._error_page(exc.status, exc.message)
+            response = self._error_page(exc.status, exc.message, trusted=request.trusted)
             response.headers.update(exc.headers)
             return response
         except UnknownEnvironmentError as exc:
@@ -191,6 +194,7 @@ class App:
                 "This server needs its access token: open the address `spade-envs serve` printed "
                 "(it ends in ?token=...), or send the header Authorization: Bearer <token>.",
             )
+        request.trusted = True
         csrf, set_cookie = guard.csrf_value(request)
         request.csrf = csrf
         request.owner = request.cookies.get("spade_csrf", "")
@@ -271,10 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
                 raise HTTPError(400, "Malformed request target: it must start with '/'.")
             request = self._parse(method)
         except HTTPError as exc:
-            response = app._error_page(exc.status, exc.message)
+            response = app._error_page(exc.status, exc.message, trusted=False)
             response.headers.update(exc.headers)
         except UnicodeDecodeError:
-            response = app._error_page(400, "The address is not valid UTF-8.")
+            response = app._error_page(400, "The address is not valid UTF-8.", trusted=False)
         else:
             response = app.dispatch(request)
         self._send(response, head=method == "HEAD")
@@ -299,10 +303,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.end_headers()  # a stream: HTTP/1.0 ends it by closing the connection
         try:
-            for chunk in body:
-                if head:
-                    break
-                self.wfile.write(chunk)
+            if not head:
+                for chunk in body:
+                    self.wfile.write(chunk)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the browser went away mid-download
         finally:
@@ -324,7 +327,7 @@ class BrowserServer(ThreadingHTTPServer):
     def __init__(self, app: App):
         host = app.config.host
         if ":" in host.strip("[]"):
-            self.address_family = __import__("socket").AF_INET6
+            self.address_family = socket.AF_INET6
         super().__init__((host.strip("[]"), app.config.port), _Handler)
         self.app = app
         self.port = int(self.server_address[1])

@@ -40,13 +40,21 @@ def _records(registry: Any, keys: np.ndarray) -> Iterator[Any]:
                 yield record
 
 
-def _stream_file(path: Path, cleanup: Path) -> Iterator[bytes]:
-    try:
-        with path.open("rb") as handle:
+class _FileStream:
+    """A file sent in blocks; its temporary directory is removed when the stream closes,
+    also when it was never read (a HEAD request, a client that went away)."""
+
+    def __init__(self, path: Path, cleanup: Path):
+        self.path = path
+        self.cleanup = cleanup
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as handle:
             while block := handle.read(1 << 20):
                 yield block
-    finally:
-        shutil.rmtree(cleanup, ignore_errors=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.cleanup, ignore_errors=True)
 
 
 def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
@@ -95,7 +103,7 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
                 formats._export_parquet(_records(registry, keys), out)
             except SpadeError as exc:
                 raise HTTPError(500, f"Parquet export failed: {exc}") from exc
-            return _download(_stream_file(out, tmp), out.name, "application/vnd.apache.parquet")
+            return _download(_FileStream(out, tmp), out.name, "application/vnd.apache.parquet")
         if len(keys) > MAX_PACKAGE:
             raise HTTPError(
                 400,
@@ -112,13 +120,13 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
             for path in sorted(directory.rglob("*")):
                 if path.is_file():
                     zipped.write(path, Path(stem) / path.relative_to(directory))
-        return _download(_stream_file(archive, tmp), archive.name, "application/zip")
+        return _download(_FileStream(archive, tmp), archive.name, "application/zip")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def _download(body: Iterator[bytes], filename: str, content_type: str) -> Response:
+def _download(body: Any, filename: str, content_type: str) -> Response:
     return Response(
         body,
         content_type=content_type,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
@@ -62,6 +62,7 @@ class Request:
         raw_path: The path as sent, for redirects back to the same page.
         csrf: This browser's CSRF value (set by the app; forms echo it).
         owner: Whose play sessions this request may see (the CSRF cookie, if any).
+        trusted: Whether the host and token checks passed (error pages may say more).
     """
 
     method: str
@@ -73,6 +74,7 @@ class Request:
     raw_path: str = "/"
     csrf: str = ""
     owner: str = ""
+    trusted: bool = False
 
     def header(self, name: str, default: str = "") -> str:
         return self.headers.get(name.lower(), default)
@@ -90,7 +92,7 @@ class Response:
         cookies: ``Set-Cookie`` header values.
     """
 
-    body: bytes | Iterator[bytes] = b""
+    body: bytes | Iterable[bytes] = b""
     status: int = 200
     content_type: str = "text/html; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)

@@ -193,6 +193,21 @@ def test_export_jsonl_is_what_the_cli_writes_for_the_filter(client, server, tmp_
     fresh.close()
 
 
+def test_downloads_leave_no_temporary_files(client, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    import urllib.request
+
+    for fmt in ("parquet", "package"):
+        request = urllib.request.Request(client.base + f"/export?format={fmt}", method="HEAD")
+        with urllib.request.urlopen(request) as response:
+            assert response.status == 200 and response.read() == b""
+        status, _, body = client.request(f"/export?format={fmt}")
+        assert status == 200 and len(body) > 1000
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_export_parquet_and_package_reimport(client, tmp_path):
     import pyarrow.parquet as pq
 
@@ -365,6 +380,7 @@ def test_a_token_protects_every_request(web_registry, runs_dir):
         anonymous = Client(server.url)
         status, _, text = anonymous.get("/envs")
         assert status == 401 and "needs its access token" in error_of(text)
+        assert "registry.db" not in text and "versions" not in text  # no footer for strangers
         assert anonymous.get("/static/app.js")[0] == 401
         assert anonymous.get("/envs?token=wrong-token-0123456789")[0] == 401
         raw = Client(server.url, follow=False)
