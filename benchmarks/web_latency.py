@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from registry_scale import build_corpus  # the same synthetic corpus
 
 TARGET_MS = 200.0
+#: Words of the synthetic corpus's descriptions, for full-text queries.
+WORDS = ("number", "hidden", "grid", "switch", "stack", "coin", "flight", "robot", "cell", "heap")
 
 
 def build_registry(db: Path, n: int, seed: int = 0) -> None:
@@ -180,11 +182,17 @@ def main() -> None:
             "list: regret range, deep page": [
                 "/envs?regret_min=0.2&regret_max=0.4&sort=regret&page=100",
             ],
-            "search: full text": [
-                "/envs?q=maze",
-                "/envs?q=variant+12",
-                "/envs?q=%22hidden+number%22",
-                "/envs?q=bank+transfer&skill=planning",
+            # Every full-text query is new (searches over the whole corpus are cached per
+            # catalog snapshot, which the next row measures).
+            "search: full text, each query new": [
+                f"/envs?q={word}+{int(number)}"
+                for word, number in zip(
+                    rng.choice(WORDS, 4 * args.repeat), rng.integers(0, 1000, 4 * args.repeat)
+                )
+            ]
+            + [f"/envs?q=%22{word}%22&skill=planning" for word in WORDS],
+            "search: full text, next pages of a search": [
+                f"/envs?q=maze&page={page}" for page in range(2, 2 + args.repeat)
             ],
             "search: semantic": [
                 "/envs?mode=semantic&q=find+a+path+through+a+maze",
@@ -195,11 +203,12 @@ def main() -> None:
             "overview": ["/"],
             "map (2,000 points)": ["/map"],
         }
-        for paths in groups.values():  # one warm-up round (caches of sort orders)
-            measure(base, paths, 1)
+        for label, paths in groups.items():  # warm-up: caches of sort orders, not searches
+            if "each query new" not in label:
+                measure(base, paths[:1], 1)
         rows = []
         for label, paths in groups.items():
-            repeat = max(1, args.repeat // len(paths)) if len(paths) > 4 else args.repeat
+            repeat = 1 if len(paths) >= args.repeat else args.repeat
             samples = measure(base, paths, repeat)
             rows.append(
                 (label, statistics.median(samples), float(np.percentile(samples, 95)), len(samples))

@@ -49,15 +49,33 @@ def runs_page(app: Any, request: Request) -> Response:
     return app.page("Runs", body, active="/runs", refresh_s=60)
 
 
+#: Chart groups of a run page: a field goes to the first group whose prefix it has.
+_GROUPS = (
+    ("agent", ("mean_regret", "mean_raw_regret", "win_rate", "agent_", "envs_played", "plays")),
+    ("designer", ("designer", "reject_")),
+    ("evaluation", ("eval",)),
+    ("update", ("loss", "grad", "clip", "kl", "tokens_agent", "tokens_designer", "samples_")),
+    ("time and throughput", ("seconds_", "tokens_per", "train_tokens", "generated")),
+)
+
+
+def _group_of(field: str) -> str:
+    for name, prefixes in _GROUPS:
+        if field.startswith(prefixes):
+            return name
+    return "other"
+
+
 def run_page(app: Any, request: Request, name: str) -> Response:
-    """One chart per numeric metric of the run, against the iteration."""
+    """One chart per numeric metric of the run against the iteration, grouped by topic."""
     Params(request.query).done()
     run = app.runs.get(name)
-    charts = []
     fields = run.fields
+    grouped: dict[str, list[Any]] = {g: [] for g, _ in _GROUPS}
+    grouped["other"] = []
     pair = ("agent_return_with_hint", "agent_return_without_hint")
     if all(f in fields for f in pair):
-        charts.append(
+        grouped["agent"].append(
             line_chart(
                 {"with hint": run.series(pair[0]), "without hint": run.series(pair[1])},
                 title="agent return with and without the hint",
@@ -65,7 +83,13 @@ def run_page(app: Any, request: Request, name: str) -> Response:
             )
         )
     for field in fields:
-        charts.append(line_chart({field: run.series(field)}, title=field, x_label="iteration"))
+        chart = line_chart({field: run.series(field)}, title=field, x_label="iteration")
+        grouped[_group_of(field)].append(chart)
+    sections = "".join(
+        f'<h2>{esc(group.capitalize())}</h2><div class="charts">{"".join(map(str, charts))}</div>'
+        for group, charts in grouped.items()
+        if charts
+    )
     notes = ""
     if run.skipped:
         notes = (
@@ -77,7 +101,7 @@ def run_page(app: Any, request: Request, name: str) -> Response:
     config = ""
     if run.config:
         config = (
-            "<details><summary>config.json</summary>"
+            f"<details><summary>{esc(run.config_name)}</summary>"
             f'<pre class="json">{esc(run.config)}</pre></details>'
         )
     body = (
@@ -85,11 +109,7 @@ def run_page(app: Any, request: Request, name: str) -> Response:
         f'<p class="muted">{len(run.rows):,} iterations · updated {fmt_time(run.modified)} · '
         "this page reloads every 30 s</p>"
         + notes
-        + (
-            '<div class="charts">' + "".join(str(c) for c in charts) + "</div>"
-            if charts
-            else "<p>No numeric metrics yet.</p>"
-        )
+        + (sections or "<p>No numeric metrics yet.</p>")
         + "<h2>Latest</h2>"
         + str(last_table)
         + config

@@ -19,6 +19,7 @@ __all__ = [
     "environment_batch",
     "play_rows",
     "play_signature",
+    "status_counts",
     "statuses",
     "to_epoch",
 ]
@@ -58,6 +59,12 @@ def environment_batch(engine: Any, after: int, limit: int) -> list[tuple[Any, ..
 def statuses(engine: Any) -> list[tuple[int, str]]:
     """``(key, status)`` of every version (a covering-index scan: no code is read)."""
     return [(int(k), str(s)) for k, s in _rows(engine, "SELECT id, status FROM environments")]
+
+
+def status_counts(engine: Any) -> dict[str, int]:
+    """How many versions have each status (counted inside the database)."""
+    rows = _rows(engine, "SELECT status, count(*) FROM environments GROUP BY status")
+    return {str(status): int(n) for status, n in rows}
 
 
 def play_signature(engine: Any) -> tuple[Any, ...]:

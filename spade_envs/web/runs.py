@@ -24,6 +24,8 @@ from .http import HTTPError
 __all__ = ["METRICS_FILE", "Run", "RunsDir"]
 
 METRICS_FILE = "metrics.jsonl"
+#: A run's saved configuration, first found wins.
+CONFIG_FILES = ("config.toml", "config.json")
 #: Run names shown and accepted (the directory's own entries, filtered by this).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Points drawn per series; longer runs are thinned evenly (the last point always kept).
@@ -41,7 +43,9 @@ class Run:
         rows: Parsed lines (only numeric fields kept), in file order.
         skipped: Lines that were not JSON objects (a partial last line is not counted).
         modified: The metrics file's modification time (epoch seconds).
-        config: The run's ``config.json`` text when there is one (at most 20,000 chars).
+        config: The run's saved configuration (``config.toml``, as the trainer writes it, or
+            ``config.json``), at most 20,000 characters; empty when there is none.
+        config_name: Which of those files it is.
     """
 
     name: str
@@ -49,6 +53,7 @@ class Run:
     skipped: int = 0
     modified: float = 0.0
     config: str = ""
+    config_name: str = ""
 
     @property
     def fields(self) -> list[str]:
@@ -160,14 +165,24 @@ class RunsDir:
             rows, skipped = read_metrics(metrics)
         except OSError as exc:
             raise HTTPError(404, f"The metrics of run {name!r} cannot be read: {exc}.") from exc
-        config = ""
-        config_path = directory / "config.json"
-        if config_path.is_file():
-            try:
-                config = config_path.read_text(encoding="utf-8", errors="replace")[:20_000]
-            except OSError:
-                config = ""
-        run = Run(name=name, rows=rows, skipped=skipped, modified=stat.st_mtime, config=config)
+        config, config_name = "", ""
+        for candidate in CONFIG_FILES:
+            config_path = directory / candidate
+            if config_path.is_file():
+                try:
+                    config = config_path.read_text(encoding="utf-8", errors="replace")[:20_000]
+                except OSError:
+                    continue
+                config_name = candidate
+                break
+        run = Run(
+            name=name,
+            rows=rows,
+            skipped=skipped,
+            modified=stat.st_mtime,
+            config=config,
+            config_name=config_name,
+        )
         with self._lock:
             self._cache[name] = (stamp, run)
         return run

@@ -208,9 +208,19 @@ class Searcher:
             masks["played"] = (snap.checkpoints > 0) == (query.played == "yes")
         return masks
 
+    def _text_hits(self, snap: Snapshot, candidates: np.ndarray, q: str) -> np.ndarray:
+        """Positions among ``candidates`` whose haystack holds every term of ``q``.
+
+        Searches over the whole catalog are cached per snapshot, so paging through the
+        results of a search does not search again.
+        """
+        if len(candidates) == len(snap):
+            key = ("text", snap.generation, tuple(sorted(set(_terms(q)))))
+            return self._cached(key, lambda: self._scan(snap, candidates, q))
+        return self._scan(snap, candidates, q)
+
     @staticmethod
-    def _text_hits(snap: Snapshot, candidates: np.ndarray, q: str) -> np.ndarray:
-        """Positions among ``candidates`` whose haystack holds every term of ``q``."""
+    def _scan(snap: Snapshot, candidates: np.ndarray, q: str) -> np.ndarray:
         hay = snap.haystacks
         # Rarest term first (judged on a sample), so later terms scan few rows.
         sample = hay[:: max(1, len(hay) // 500)]

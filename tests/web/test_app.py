@@ -361,6 +361,8 @@ def test_runs_pages_draw_every_metric(client):
     _, _, text = client.get("/runs/run-a")
     assert text.count("<polyline") == 6 + 2  # six numeric series, plus with/without hint together
     assert "agent return with and without the hint" in text and "tokens_per_s" in text
+    headings = re.findall(r"<h2>([^<]+)</h2>", text)
+    assert headings[:4] == ["Agent", "Designer", "Evaluation", "Time and throughput"]
     assert '<meta http-equiv="refresh" content="30">' in text
     assert "&quot;preset&quot;: &quot;&lt;tiny&gt;&quot;" in text
 

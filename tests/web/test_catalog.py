@@ -79,12 +79,34 @@ def test_refresh_picks_up_new_versions_statuses_and_stats(filled):
     assert len(first) == len(SEEDS) + 2  # an old snapshot never changes
 
 
+def test_status_changes_are_seen_even_when_they_cancel_out(filled):
+    registry, ids = filled
+    now = [0.0]
+    catalog = Catalog(registry, clock=lambda: now[0])
+    catalog.refresh()
+    registry.retire(ids["Nim"])  # counts change: read at once
+    snap = catalog.refresh()
+    pos = {snap.env_id(p): p for p in range(len(snap))}
+    assert snap.value("status", pos[ids["Nim"]]) == "retired"
+    registry.set_status(ids["Nim"], "validated")  # two changes that leave the counts as
+    registry.retire(ids["Mastermind"])  # they were: seen at the periodic full read
+    now[0] += 10
+    assert catalog.refresh().value("status", pos[ids["Mastermind"]]) == "validated"
+    now[0] += 60
+    snap = catalog.refresh()
+    assert snap.value("status", pos[ids["Mastermind"]]) == "retired"
+    assert snap.value("status", pos[ids["Nim"]]) == "validated"
+
+
 def test_queries_module_reads_without_writing(filled):
     registry, ids = filled
     rows = queries.environment_batch(registry.engine, 0, 3)
     assert [r[0] for r in rows] == sorted(r[0] for r in rows) and len(rows) == 3
     assert rows[0][7] is not None and not math.isnan(queries.to_epoch(rows[0][7]))
     assert len(queries.play_rows(registry.engine)) == 5
+    assert queries.status_counts(registry.engine) == {
+        "validated": 7, "candidate": 1, "retired": 1, "rejected": 1
+    }  # fmt: skip
     embed(registry)
     assert queries.embedding_models(registry.engine) == {"hashing-384-v1": registry.count()}
     assert len(queries.vector_batch(registry.engine, "hashing-384-v1", 0, 4)) == 4

@@ -67,3 +67,14 @@ def test_long_runs_are_thinned_and_reread_when_they_grow(tmp_path):
     with (directory / "metrics.jsonl").open("a") as out:
         out.write(json.dumps({"iteration": 99999, "mean_regret": 9.0}) + "\n")
     assert runs.get("long").last()["mean_regret"] == 9.0
+
+
+def test_the_trainers_config_toml_is_preferred_and_null_metrics_are_gaps(tmp_path):
+    directory = write_run(tmp_path / "run")
+    (directory / "config.toml").write_text('preset = "<tiny>"\n')
+    with (directory / "metrics.jsonl").open("a") as out:
+        out.write(json.dumps({"iteration": 6, "eval_return": None, "mean_regret": 0.4}) + "\n")
+    run = RunsDir(tmp_path).get("run")
+    assert run.config_name == "config.toml" and run.config == 'preset = "<tiny>"\n'
+    assert [x for x, _ in run.series("eval_return")] == [0, 1, 2, 3, 4, 5]  # no point at 6
+    assert run.series("mean_regret")[-1] == (6.0, 0.4)
