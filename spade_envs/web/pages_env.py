@@ -144,6 +144,36 @@ def _ref_link(ref: str, snap: Any) -> Raw:
     return Raw(esc(ref) + ' <span class="muted">(not in this registry)</span>')
 
 
+def _similar_section(app: Any, record: Any) -> str:
+    """The nearest stored versions by embedding, and this version's novelty."""
+    hits = app.vectors.neighbours(record.key, 6)
+    if hits is None:
+        return (
+            f'<p class="muted">No {esc(app.vectors.model or "stored")} embedding of this version '
+            "yet (<code>spade-envs search ...</code> embeds what is missing).</p>"
+        )
+    snap = app.catalog.snapshot()
+    rows = []
+    for key, score in hits:
+        pos = snap.position(key)
+        if pos is not None:
+            ident = snap.env_id(pos)
+            rows.append(
+                [
+                    link(env_href(ident), ident),
+                    snap.value("skill", pos),
+                    fmt_num(score, 3),
+                    Raw(f'<span class="desc">{esc(snap.summaries[pos])}</span>'),
+                ]
+            )
+    novelty = fmt_num(1.0 - hits[0][1], 3) if hits else "1.000"
+    return (
+        f'<p>Novelty <b id="novelty">{novelty}</b>: 1 − cosine similarity to the nearest other '
+        f"version ({esc(app.vectors.model)} embeddings).</p>"
+        + str(table(["nearest", "skill", "similarity", "description"], rows, empty="none"))
+    )
+
+
 def _lineage_section(app: Any, record: Any) -> str:
     snap = app.catalog.snapshot()
     parents = ", ".join(_ref_link(p, snap) for p in record.parents) or "none (written from scratch)"
@@ -228,6 +258,7 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
     parts.append(f"<section><h2>Play statistics</h2>{_stats_section(stats)}</section>")
     parts.append(f"<section><h2>Validation</h2>{_validation_section(reports)}</section>")
     parts.append(f"<section><h2>Lineage</h2>{_lineage_section(app, record)}</section>")
+    parts.append(f"<section><h2>Similar environments</h2>{_similar_section(app, record)}</section>")
     lines = record.source.count("\n") + 1
     parts.append(
         f'<section><h2>Source</h2><p class="muted">{lines:,} lines · sha256 '

@@ -311,7 +311,10 @@ class Searcher:
         vectors = self.vectors
         if vectors is None:
             raise HTTPError(400, "Semantic search is switched off on this server; use mode=text.")
-        hits = vectors.search(q, SEMANTIC_LIMIT)
+        vectors.refresh()
+        key = ("semantic", vectors.generation, q)
+        found = self._cached(key, lambda: np.asarray(vectors.search(q, SEMANTIC_LIMIT)))
+        hits = [(int(k), float(score)) for k, score in found]
         if vectors.problem:
             notes.append(vectors.problem)
         missing = len(snap) - len(vectors)

@@ -146,6 +146,16 @@ def _embedder_for(model: str) -> Any | None:
     return None
 
 
+def _top(loaded: _Loaded, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(key, score)``, best first (ties: older key first)."""
+    k = min(k, len(scores))
+    if k <= 0:
+        return []
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.lexsort((loaded.keys[top], -scores[top]))]
+    return [(int(loaded.keys[i]), float(scores[i])) for i in top]
+
+
 @dataclass(frozen=True)
 class _Loaded:
     keys: np.ndarray  # in load order
@@ -267,11 +277,18 @@ class Vectors:
             )
         if not query.any():
             return []
-        scores = loaded.matrix @ query
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((loaded.keys[top], -scores[top]))]
-        return [(int(loaded.keys[i]), float(scores[i])) for i in top]
+        return _top(loaded, loaded.matrix @ query, k)
+
+    def neighbours(self, key: int, k: int) -> list[tuple[int, float]] | None:
+        """The ``k`` versions nearest to the stored version ``key`` (itself left out), or
+        None when it has no stored vector."""
+        loaded = self.refresh()
+        where = np.flatnonzero(loaded.keys == key)
+        if not len(where):
+            return None
+        scores = loaded.matrix @ loaded.matrix[where[-1]]
+        scores[where] = -np.inf
+        return [hit for hit in _top(loaded, scores, k) if np.isfinite(hit[1])]
 
     # ----- novelty ----------------------------------------------------------------------
     def novelty(self) -> tuple[np.ndarray, np.ndarray, bool]:

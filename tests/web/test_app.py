@@ -158,6 +158,9 @@ def test_the_environment_page_shows_everything_stored(client, server):
     assert "the solution lost on seed 3" in text and "&lt;b&gt;bold?&lt;/b&gt;" in text
     assert 'href="/env/NumberGuessHarder-v1">spade/NumberGuessHarder-v1</a>' in text  # a child
     assert '<span class="k">class</span> <span class="cl">NumberGuess</span>' in text
+    similar = text.split("<h2>Similar environments</h2>")[1].split("</section>")[0]
+    assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', similar)[0] == "NumberGuessHarder-v1"
+    assert float(re.search(r'id="novelty">([0-9.]+)<', similar).group(1)) < 0.2
     _, _, child = client.get("/env/NumberGuessHarder-v1")
     assert f'href="/env/NumberGuess-v1">{ids["NumberGuess"]}</a>' in child  # its parent
     assert (
