@@ -164,7 +164,7 @@ class Catalog:
         """Bring the snapshot up to date with the registry now and return it."""
         with self._lock:
             self._checked = self._clock()
-            old = self._snap or _empty()
+            old = self._snap if self._snap is not None else _empty()
             snap = self._with_new_versions(old, progress)
             snap = self._with_statuses(snap, grew=snap is not old)
             snap = self._with_play_stats(snap, force=snap is not old and len(snap) > len(old))

@@ -403,3 +403,34 @@ def test_a_token_protects_every_request(web_registry, runs_dir):
         assert bearer.get("/envs", headers={"Authorization": "Bearer nope"})[0] == 401
     finally:
         stop(server, thread)
+
+
+def test_every_page_works_on_an_empty_registry_and_on_postgresql(registry_url, tmp_path):
+    from .conftest import embed, fill_registry
+
+    registry = Registry(registry_url)
+    config = ServeConfig(port=0, quiet=True, embedder="hashing")
+    server, thread = start(config, registry)
+    try:
+        client = Client(server.url)
+        for path in ("/", "/envs", "/envs?q=maze", "/envs?q=maze&mode=semantic", "/map", "/runs"):
+            status, _, text = client.get(path)
+            assert status == 200, (path, error_of(text))
+        assert "The registry is empty" in client.get("/")[2]
+        assert client.get("/export")[0] == 400
+        fill_registry(registry)
+        embed(registry)
+        server.app.catalog.refresh()  # pages follow within refresh_s; the test does not wait
+        server.app.vectors.refresh(force=True)
+        _, _, text = client.get("/envs?q=number&skill=math&sort=regret")
+        assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)[0] == "NumberGuess-v1"
+        _, _, text = client.get("/envs?q=maze&mode=semantic")
+        assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)[0] == "MazeExplore-v1"
+        status, _, text = client.get("/env/CodeTrace-v1")
+        assert status == 200 and "Grounding document" in text
+        status, _, body = client.request("/export?format=jsonl&kind=game")
+        assert status == 200 and [json.loads(x)["name"] for x in body.decode().splitlines()] == [
+            "Nim"
+        ]
+    finally:
+        stop(server, thread)

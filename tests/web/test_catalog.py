@@ -222,3 +222,15 @@ def test_novelty_is_one_minus_the_nearest_other_similarity(filled):
     ordered = Searcher(vectors).run(snap, ListQuery(sort="novelty"))
     values = [novelty[p] for p in ordered.positions]
     assert values == sorted(values, reverse=True)
+
+
+def test_an_empty_registry_then_its_first_version(tmp_path):
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    catalog = Catalog(registry)
+    empty = catalog.refresh()
+    assert len(empty) == 0 and empty.facet_counts("skill") == {}
+    meta = describe(seed_class("Nim"))
+    registry.register(seed_source("Nim"), meta, status="validated")
+    snap = catalog.refresh()
+    assert len(snap) == 1 and snap.generation > empty.generation  # caches key on it
+    registry.close()
