@@ -100,7 +100,7 @@ def _validation_section(reports: list[Any]) -> str:
         data = report.report
         verdict = "passed" if report.passed else "FAILED"
         summary = (
-            f"{verdict} · budget {report.budget or '?'} · "
+            f"budget {report.budget or '?'} · "
             f"validator {report.validator_version or '?'} "
             f"· {report.duration_s:.1f} s · {fmt_time(report.created_at)}"
         )

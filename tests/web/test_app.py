@@ -154,7 +154,7 @@ def test_the_environment_page_shows_everything_stored(client, server):
     )
     assert "mean return per checkpoint" in text and "ckpt-0" in text and "ckpt-1" in text
     assert text.count('<details class="report"') == 2  # two validation reports, newest first
-    assert text.index("FAILED") < text.index("passed · budget fast")
+    assert text.index('"badge failed">FAILED<') < text.index('"badge passed">passed<')
     assert "the solution lost on seed 3" in text and "&lt;b&gt;bold?&lt;/b&gt;" in text
     assert 'href="/env/NumberGuessHarder-v1">spade/NumberGuessHarder-v1</a>' in text  # a child
     assert '<span class="k">class</span> <span class="cl">NumberGuess</span>' in text
