@@ -66,16 +66,17 @@ def fmt_num(value: float | None, digits: int = 2) -> str:
     """A number for a table cell ("–" for missing or NaN)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.00"
 
 
-def fmt_time(value: dt.datetime | float | None) -> str:
-    """A UTC timestamp as ``YYYY-MM-DD HH:MM``."""
+def fmt_time(value: dt.datetime | float | None, *, date_only: bool = False) -> str:
+    """A UTC timestamp as ``YYYY-MM-DD HH:MM`` (or only the date)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (int, float)):
         value = dt.datetime.fromtimestamp(value, dt.timezone.utc)
-    return value.strftime("%Y-%m-%d %H:%M")
+    return value.strftime("%Y-%m-%d" if date_only else "%Y-%m-%d %H:%M")
 
 
 def table(

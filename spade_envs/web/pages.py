@@ -50,7 +50,7 @@ def env_rows(
         ]
         if novelty is not None:
             row.append(fmt_num(float(novelty[i]), 3))
-        row.append(fmt_time(float(snap.created[pos])))
+        row.append(fmt_time(float(snap.created[pos]), date_only=True))
         if scores is not None:
             row.append(fmt_num(float(scores[i]), 3))
         row.append(Raw(f'<span class="desc">{esc(snap.summaries[pos])}</span>'))
