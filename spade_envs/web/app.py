@@ -386,6 +386,7 @@ def serve(config: ServeConfig, *, out: TextIO | None = None, err: TextIO | None 
     )
     app.vectors.refresh(force=True)
     app.vectors.novelty()  # starts computing in the background
+    threading.Thread(target=app.vectors.warm, name="spade-web-embedder", daemon=True).start()
     say(
         err,
         f"{len(snap):,} versions and {len(app.vectors):,} embeddings loaded in "

@@ -256,6 +256,11 @@ class Vectors:
             self.problem = self.problem if self.kind == "auto" else ""
             return self._loaded
 
+    def warm(self) -> None:
+        """Load the query embedder now (MiniLM takes seconds), not on the first search."""
+        if self.embedder is not None:
+            self.embedder.embed(["warm up"])
+
     def __len__(self) -> int:
         return len(self._loaded.keys)
 

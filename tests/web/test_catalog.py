@@ -169,10 +169,16 @@ def test_semantic_search_uses_the_stored_embeddings(filled):
     embed(registry)
     snap = Catalog(registry).refresh()
     vectors = Vectors(registry)
+    vectors.refresh()
+    assert vectors.model == "hashing-384-v1" and len(vectors) == len(snap)  # "auto": as stored
+    vectors.warm()
     searcher = Searcher(vectors)
     result = searcher.run(
         snap, ListQuery(q="find the way out of a maze", mode="semantic", sort="relevance")
     )
+    neighbours = vectors.neighbours(snap.keys[0], 3)
+    assert len(neighbours) == 3 and int(snap.keys[0]) not in [k for k, _ in neighbours]
+    assert vectors.neighbours(10**9, 3) is None
     assert ids_of(snap, result)[0] == ids["MazeExplore"]
     assert list(result.scores) == sorted(result.scores, reverse=True)
     games = searcher.run(snap, ListQuery(q="take stones from heaps", mode="semantic", kind="game"))
