@@ -76,6 +76,21 @@ def _play_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _batch_kwargs(kwargs: dict[str, Any]) -> dict[str, int]:
+    """Let the model take every live play in one call: ``--concurrency`` is the batch.
+
+    A local transformers model otherwise batches 8 at a time (32 plays became 4 calls in
+    a row per turn); an OpenAI-compatible client sends that many requests at once; vLLM
+    schedules its own batches.
+    """
+    spec = str(kwargs["model_spec"]).strip()
+    if spec.startswith("vllm:"):
+        return {}
+    if spec.startswith("openai:"):
+        return {"max_concurrency": kwargs["concurrency"]}
+    return {"batch_size": kwargs["concurrency"]}
+
+
 def _config(kwargs: dict[str, Any]) -> Any:
     from .agent import RolloutConfig
 
@@ -152,7 +167,7 @@ def rollout_command(**kwargs: Any) -> None:
         [t.env_id for t in targets], kwargs["plays"], hint=kwargs["hint"], env_seed=config.env_seed
     )
     click.echo(f"loading {kwargs['model_spec']} ...", err=True)
-    with llm.load_model(kwargs["model_spec"]) as model:
+    with llm.load_model(kwargs["model_spec"], **_batch_kwargs(kwargs)) as model:
         engine = RolloutEngine(model, config, registry=registry)
         with _Progress(len(specs), "playing") as advance:
             episodes = engine.run(specs, targets, progress=advance)
@@ -211,7 +226,7 @@ def regret_command(**kwargs: Any) -> None:
     registry = shared_registry()
     total = 2 * kwargs["plays"] * len(kwargs["env_ids"])
     click.echo(f"loading {kwargs['model_spec']} ...", err=True)
-    with llm.load_model(kwargs["model_spec"]) as model:
+    with llm.load_model(kwargs["model_spec"], **_batch_kwargs(kwargs)) as model:
         with _Progress(total, "playing") as advance:
             report = estimate_regret(
                 model, kwargs["env_ids"], config, registry=registry, progress=advance

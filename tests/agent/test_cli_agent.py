@@ -55,6 +55,28 @@ def test_regret_prints_the_table_and_records_stats(registry, scripted, tmp_path)
     assert data["env_id"] == "spade/NumberGuess-v1" and data["stderr"] is None
 
 
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("smollm2", {"batch_size": 5}),
+        ("openai:http://127.0.0.1:9", {"max_concurrency": 5}),
+        ("vllm:smollm2", {}),
+    ],
+)
+def test_concurrency_is_the_model_batch(registry, monkeypatch, spec, expected):
+    seen = []
+
+    def load_model(spec, **kwargs):
+        seen.append(kwargs)
+        return ScriptedModel()
+
+    monkeypatch.setattr("spade_envs.llm.load_model", load_model)
+    args = ["NumberGuess", "--model", spec, "--plays", "1", "--concurrency", "5"]
+    result = CliRunner().invoke(rollout_command, [*args, "--max-turns", "1"])
+    assert result.exit_code == 0, result.output
+    assert seen == [expected]
+
+
 def test_commands_attach_to_the_main_group(registry, scripted):
     from spade_envs.cli import main
 
