@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..error import SpadeError
+from ..error import SpadeError, suggest
 from . import distributed
 from .grpo import NORMALIZE, group_advantages, token_policy_loss
 from .lora import apply_lora, lora_disabled, lora_modules, lora_state_dict
@@ -132,8 +132,9 @@ class GRPOConfig:
         integer("epochs", 1)
         integer("max_seq_len", 2)
         integer("lora_rank", 0)
-        if isinstance(self.lora_targets, str) or not all(
-            isinstance(t, str) and t for t in self.lora_targets
+        targets = self.lora_targets
+        if not isinstance(targets, (tuple, list)) or not all(
+            isinstance(t, str) and t for t in targets
         ):
             raise GRPOConfigError(
                 f"lora_targets must be a tuple of layer names, got {self.lora_targets!r}."
@@ -142,7 +143,10 @@ class GRPOConfig:
         if self.lora_rank and not self.lora_targets:
             raise GRPOConfigError("lora_rank > 0 needs at least one name in lora_targets.")
         if self.normalize not in NORMALIZE:
-            raise GRPOConfigError(f"normalize must be one of {NORMALIZE}, got {self.normalize!r}.")
+            raise GRPOConfigError(
+                f"normalize must be one of {NORMALIZE}, got {self.normalize!r}."
+                + suggest(str(self.normalize), NORMALIZE)
+            )
 
 
 def fit_to_length(
@@ -271,6 +275,9 @@ class Learner:
             self._reference = copy.deepcopy(model).eval().requires_grad_(False)
         module_cls = _token_logprobs_class()
         self._module = module_cls(model)
+        self._reference_module = (
+            module_cls(self._reference) if self._reference is not None else None
+        )
         self._train_module: Any = self._module
         if self.dist is not None:
             from torch.nn.parallel import DistributedDataParallel
@@ -433,8 +440,7 @@ class Learner:
 
     def _reference_logprobs(self, batch: _MicroBatch) -> Any:
         if self._reference is not None:
-            module = _token_logprobs_class()(self._reference)
-            return self._forward_no_grad(batch, module)
+            return self._forward_no_grad(batch, self._reference_module)
         with lora_disabled(self.model):
             return self._forward_no_grad(batch)
 

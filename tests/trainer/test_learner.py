@@ -55,8 +55,10 @@ def test_config_rejects_bad_values():
         GRPOConfig(micro_batch=0)
     with pytest.raises(GRPOConfigError, match="lora_targets must be a tuple of layer names"):
         GRPOConfig(lora_targets="q_proj")
-    with pytest.raises(GRPOConfigError, match="normalize must be one of"):
-        GRPOConfig(normalize="z")
+    with pytest.raises(GRPOConfigError, match="lora_targets must be a tuple of layer names"):
+        GRPOConfig(lora_targets=5)
+    with pytest.raises(GRPOConfigError, match="normalize must be one of.*Did you mean .std."):
+        GRPOConfig(normalize="sdt")
     assert GRPOConfig(lora_targets=["q_proj"]).lora_targets == ("q_proj",)
 
 
@@ -308,7 +310,7 @@ def test_smollm2_step_on_agent_and_designer_samples(tmp_path_factory):
             # Two real sampled replies (temperature 1): their recorded log-probs are the
             # behaviour log-probs the learner must reproduce.
             question = [{"role": "user", "content": "What is 2+2? Answer as \\boxed{n}."}]
-            params = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=6, seed=3)
+            params = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=4, seed=3)
             replies = chat.generate([question, question], params)
             episodes = [
                 Episode(
