@@ -28,10 +28,19 @@ import numpy as np
 from ..error import SpadeError
 from . import queries
 
-__all__ = ["EXACT_NOVELTY_LIMIT", "Vectors", "align", "nearest_other_similarity", "pca_2d"]
+__all__ = [
+    "EXACT_NOVELTY_LIMIT",
+    "Clusters",
+    "Vectors",
+    "align",
+    "nearest_other_similarity",
+    "pca_2d",
+]
 
-#: Corpus size up to which novelty compares every pair of vectors.
+#: Corpus size up to which novelty and neighbours compare every pair of vectors.
 EXACT_NOVELTY_LIMIT = 12_000
+#: Clusters searched per row above that size.
+PROBES = 3
 _BLOCK = 1024
 
 
@@ -49,36 +58,70 @@ def _exact_nearest(
     return best
 
 
-def nearest_other_similarity(matrix: np.ndarray, seed: int = 0, probes: int = 3) -> np.ndarray:
+@dataclass(frozen=True)
+class Clusters:
+    """Spherical k-means lists over the first ``n`` rows of a matrix (an IVF index).
+
+    Attributes:
+        centroids: ``(k, dim)`` unit centroids.
+        order: Row numbers sorted by cluster; cluster ``c`` is ``order[bounds[c]:bounds[c+1]]``.
+        bounds: ``(k + 1,)`` offsets into ``order``.
+        keys: The keys of the rows clustered (to check they are still the matrix's first rows).
+    """
+
+    centroids: np.ndarray
+    order: np.ndarray
+    bounds: np.ndarray
+    keys: np.ndarray
+
+    @classmethod
+    def build(cls, matrix: np.ndarray, keys: np.ndarray, seed: int = 0) -> Clusters:
+        from ..memory.kmeans import assign_nearest, spherical_kmeans
+
+        n = len(matrix)
+        rng = np.random.default_rng(seed)
+        k = max(2, int(math.sqrt(n) / 2))
+        sample = matrix[rng.choice(n, size=min(n, 40 * k), replace=False)]
+        centroids = spherical_kmeans(sample, k, iterations=8, rng=rng)
+        home, _ = assign_nearest(matrix, centroids)
+        order = np.argsort(home, kind="stable")
+        bounds = np.searchsorted(home[order], np.arange(len(centroids) + 1))
+        return cls(centroids, order, bounds, keys.copy())
+
+    def members(self, c: int) -> np.ndarray:
+        return self.order[self.bounds[c] : self.bounds[c + 1]]
+
+    def nearest(self, rows: np.ndarray, probes: int) -> np.ndarray:
+        """The ``probes`` nearest clusters of each row (``(len(rows), probes)``)."""
+        probes = min(probes, len(self.centroids))
+        out = np.empty((len(rows), probes), dtype=np.int32)
+        for start in range(0, len(rows), 16_384):
+            scores = rows[start : start + 16_384] @ self.centroids.T
+            out[start : start + 16_384] = np.argpartition(-scores, probes - 1, axis=1)[:, :probes]
+        return out
+
+
+def nearest_other_similarity(
+    matrix: np.ndarray, seed: int = 0, probes: int = PROBES, clusters: Clusters | None = None
+) -> np.ndarray:
     """For each row of unit vectors, the cosine similarity to its nearest other row.
 
     Exact below :data:`EXACT_NOVELTY_LIMIT` rows. Above, rows are clustered (spherical
-    k-means, about sqrt(n)/2 clusters) and each row is compared with the members of its
-    ``probes`` nearest clusters: the answer can only be lower than the exact one (novelty
-    only overstated), and is exact for nearly every row.
+    k-means, about sqrt(n)/2 clusters; see :class:`Clusters`) and each row is compared
+    with the members of its ``probes`` nearest clusters: the answer can only be lower
+    than the exact one (novelty only overstated), and is exact for nearly every row.
     """
-    from ..memory.kmeans import assign_nearest, spherical_kmeans
-
     n = len(matrix)
     if n < 2:
         return np.full(n, -np.inf, dtype=np.float32)
     if n <= EXACT_NOVELTY_LIMIT:
         return _exact_nearest(matrix, matrix, np.arange(n))
-    rng = np.random.default_rng(seed)
-    k = max(2, int(math.sqrt(n) / 2))
-    sample = matrix[rng.choice(n, size=min(n, 40 * k), replace=False)]
-    centroids = spherical_kmeans(sample, k, iterations=8, rng=rng)
-    home, _ = assign_nearest(matrix, centroids)
-    probes = min(probes, k)
-    near = np.empty((n, probes), dtype=np.int32)
-    for start in range(0, n, 16_384):
-        scores = matrix[start : start + 16_384] @ centroids.T
-        near[start : start + 16_384] = np.argpartition(-scores, probes - 1, axis=1)[:, :probes]
+    if clusters is None:
+        clusters = Clusters.build(matrix, np.arange(n), seed)
+    near = clusters.nearest(matrix, probes)
     best = np.full(n, -np.inf, dtype=np.float32)
-    order = np.argsort(home, kind="stable")
-    bounds = np.searchsorted(home[order], np.arange(k + 1))
-    for c in range(k):
-        members = order[bounds[c] : bounds[c + 1]]
+    for c in range(len(clusters.centroids)):
+        members = clusters.members(c)
         if not len(members):
             continue
         asking = np.flatnonzero((near == c).any(axis=1))
@@ -198,6 +241,7 @@ class Vectors:
         # (generation, keys, best similarity to another version) of the last computation
         self._novelty: tuple[int, np.ndarray, np.ndarray] | None = None
         self._novelty_thread: threading.Thread | None = None
+        self._clusters: Clusters | None = None  # made with the novelty, reused by neighbours
         self._projection: tuple[int, np.ndarray] | None = None
         #: Why semantic search cannot run, when it cannot (shown on the page).
         self.problem = ""
@@ -291,7 +335,20 @@ class Vectors:
         where = np.flatnonzero(loaded.keys == key)
         if not len(where):
             return None
-        scores = loaded.matrix @ loaded.matrix[where[-1]]
+        query = loaded.matrix[where[-1]]
+        clusters = self._clusters
+        n = len(clusters.keys) if clusters is not None else 0
+        if clusters is None or not np.array_equal(clusters.keys, loaded.keys[:n]):
+            scores = loaded.matrix @ query  # small corpus, or clusters still being made
+            scores[where] = -np.inf
+            return [hit for hit in _top(loaded, scores, k) if np.isfinite(hit[1])]
+        # The members of the nearest clusters, and every row added since they were made.
+        probed = clusters.nearest(query[None, :], PROBES)[0]
+        rows = np.concatenate(
+            [*(clusters.members(int(c)) for c in probed), np.arange(n, len(loaded.keys))]
+        )
+        scores = np.full(len(loaded.keys), -np.inf, dtype=np.float32)
+        scores[rows] = loaded.matrix[rows] @ query
         scores[where] = -np.inf
         return [hit for hit in _top(loaded, scores, k) if np.isfinite(hit[1])]
 
@@ -333,7 +390,11 @@ class Vectors:
             best_old = np.maximum(previous[2], _exact_nearest(loaded.matrix[:old_n], new, None))
             best = np.concatenate([best_old, best_new])
         else:
-            best = nearest_other_similarity(loaded.matrix, self.seed)
+            clusters = None
+            if n > EXACT_NOVELTY_LIMIT:
+                clusters = Clusters.build(loaded.matrix, loaded.keys, self.seed)
+            best = nearest_other_similarity(loaded.matrix, self.seed, clusters=clusters)
+            self._clusters = clusters
         self._novelty = (loaded.generation, loaded.keys, best)
 
     def wait_for_novelty(self, timeout: float = 60.0) -> bool:

@@ -240,3 +240,21 @@ def test_an_empty_registry_then_its_first_version(tmp_path):
     snap = catalog.refresh()
     assert len(snap) == 1 and snap.generation > empty.generation  # caches key on it
     registry.close()
+
+
+def test_neighbours_use_the_novelty_clusters_on_a_large_corpus(filled, monkeypatch):
+    from spade_envs.web import vectors as vectors_module
+
+    registry, ids = filled
+    embed(registry)
+    monkeypatch.setattr(vectors_module, "EXACT_NOVELTY_LIMIT", 3)  # "large" from 4 versions
+    vectors = Vectors(registry)
+    assert vectors.wait_for_novelty()
+    assert vectors._clusters is not None
+    key = registry.get(ids["NumberGuess"]).key
+    nearest = vectors.neighbours(key, 3)
+    assert nearest[0][0] == registry.get(ids["NumberGuessHarder"]).key
+    exact = Vectors(registry)
+    exact.refresh()
+    [(exact_key, exact_score)] = exact.neighbours(key, 1)  # exact (no clusters yet) agrees
+    assert exact_key == nearest[0][0] and exact_score == pytest.approx(nearest[0][1], abs=1e-5)

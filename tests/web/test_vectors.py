@@ -73,3 +73,16 @@ def test_align_follows_the_target_keys():
     out = align(keys, values, np.array([10, 20, 25, 30]))
     assert out[:2].tolist() == [1.0, 2.0] and np.isnan(out[2]) and out[3] == 3.0
     assert np.isnan(align(np.zeros(0, np.int64), np.zeros(0), np.array([1]))).all()
+
+
+def test_clusters_partition_the_rows_and_probe_the_nearest():
+    from spade_envs.web.vectors import Clusters
+
+    matrix = unit_rows(3000, seed=4)
+    clusters = Clusters.build(matrix, np.arange(3000), seed=0)
+    members = np.sort(np.concatenate([clusters.members(c) for c in range(len(clusters.centroids))]))
+    assert np.array_equal(members, np.arange(3000))
+    near = clusters.nearest(matrix[:10], 3)
+    assert near.shape == (10, 3)
+    home = np.argmax(matrix[:10] @ clusters.centroids.T, axis=1)
+    assert all(home[i] in near[i] for i in range(10))
