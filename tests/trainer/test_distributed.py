@@ -111,6 +111,8 @@ def ddp_run(tmp_path_factory):
     }
     for name in TORCHRUN_ENV:
         env.pop(name, None)
+    # --standalone: a local c10d rendezvous on a port it picks itself (parallel runs do not
+    # collide); the free --master_port is there for runs without it.
     command = [
         sys.executable,
         "-m",
