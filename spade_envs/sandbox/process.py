@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from typing import Any
 
 from ..error import (
@@ -24,6 +27,48 @@ from .isolation import worker_command, worker_environment
 from .wire import Channel, encode
 
 __all__ = ["Worker"]
+
+
+class _Spawner:
+    """Starts worker processes from a thread that lives as long as this process.
+
+    bubblewrap's ``--die-with-parent`` (``PR_SET_PDEATHSIG``) fires when the *thread*
+    that forked the worker ends, not the process. A worker started from a short-lived
+    thread (a web request, a ``ThreadPoolExecutor`` job, a pool's refill thread at
+    close) would be killed with it, in the middle of its episode. So every worker not
+    started by the main thread is started by this one daemon thread instead.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], list[str], dict[str, Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, command: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        if threading.current_thread() is threading.main_thread():
+            return subprocess.Popen(command, **kwargs)
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._serve, name="spade-sandbox-spawner", daemon=True
+                )
+                self._thread.start()
+        result: Future[subprocess.Popen[bytes]] = Future()
+        self._jobs.put((result, command, kwargs))
+        return result.result()
+
+    def _serve(self) -> None:
+        while True:
+            result, command, kwargs = self._jobs.get()
+            try:
+                result.set_result(subprocess.Popen(command, **kwargs))
+            except BaseException as exc:  # handed to the thread that asked
+                result.set_exception(exc)
+
+
+_spawner = _Spawner()
 
 
 def _signal_name(returncode: int | None, *, via_bwrap: bool = False) -> str:
@@ -60,7 +105,7 @@ class Worker:
         self._pending: tuple[str, float, float] | None = None
         started = time.monotonic()
         cwd = None if self.layers["bubblewrap"] else tempfile.gettempdir()
-        self._process = subprocess.Popen(
+        self._process = _spawner.popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

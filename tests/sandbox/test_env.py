@@ -178,3 +178,37 @@ def test_sandbox_vector_env_failure_is_typed(pool):
     vec.close()
     with pytest.raises(spade_envs.SpadeError, match="num_envs must be a positive int"):
         SandboxVectorEnv(env_source(), 0, pool=pool)
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "from-a-closed-pool"])
+def test_a_worker_outlives_the_thread_that_started_it(warm):
+    # bubblewrap's --die-with-parent follows the forking *thread*: a worker started by
+    # a short-lived thread (a web request, an executor job, a pool's refill thread) must
+    # still be alive after that thread has ended.
+    import threading
+    import time
+
+    from spade_envs.sandbox import WorkerPool
+
+    opened = []
+    pool = WorkerPool(size=1 if warm else 0)
+    if warm:
+        assert pool.wait_ready(timeout=60)
+
+    def start():
+        opened.append(open_seed("NumberGuess", pool=pool))
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    pool.close()  # ends the refill thread, which started the warm worker
+    if pool._thread is not None:
+        pool._thread.join(timeout=10)
+    time.sleep(0.3)  # a parent-death signal is delivered asynchronously
+    [env] = opened
+    try:
+        observation, _ = env.reset(seed=3)
+        assert "guess" in observation.lower()
+        assert env.step("\\boxed{1}")[0]
+    finally:
+        env.close()
