@@ -1,3 +1,47 @@
-"""The self-play trainer: GRPO for both roles (filled in by the loop's author)."""
+"""The self-play trainer: one model designs environments, plays them, and learns from both
+roles with GRPO.
+
+```python
+from spade_envs.trainer import SelfPlayTrainer, load_config
+
+config = load_config("cpu-tiny", ["iterations=3"])
+SelfPlayTrainer(config, "runs/demo").run()       # metrics.jsonl, checkpoints/, registry.db
+```
+
+- :mod:`.config`: :class:`SelfPlayConfig`, presets (``presets/*.toml``), ``--set`` overrides.
+- :mod:`.loop`: :class:`SelfPlayTrainer` (self-play and fixed-pool modes, exact resume).
+- :mod:`.samples`, :mod:`.grpo`, :mod:`.learner`, :mod:`.lora`: GRPO for both roles.
+- :mod:`.distributed`: torchrun helpers; :mod:`.checkpoint`, :mod:`.metrics`, :mod:`.report`.
+
+Importing this package loads no torch; the names below load their modules on first use.
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "SelfPlayConfig": "config",
+    "load_config": "config",
+    "available_presets": "config",
+    "ConfigError": "config",
+    "SelfPlayTrainer": "loop",
+    "TrainerError": "loop",
+    "GRPOConfig": "learner",
+    "Learner": "learner",
+    "Sample": "samples",
+    "draw_report": "report",
+    "read_metrics": "metrics",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,127 @@
+"""``spade-envs train`` and ``spade-envs report``: the self-play trainer from the command line.
+
+``python -m spade_envs.trainer`` runs the same ``train`` command (what ``torchrun`` starts).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .error import SpadeError
+
+__all__ = ["TRAINER_COMMANDS", "report_command", "train_command"]
+
+
+def _echo_err(line: str) -> None:
+    click.echo(line, err=True)
+
+
+@click.command("train")
+@click.option(
+    "--preset",
+    default="cpu-tiny",
+    show_default=True,
+    help="A preset name (cpu-tiny, cpu-test, gpu-8x, multinode) or a .toml file.",
+)
+@click.option(
+    "--run-dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Where config.toml, metrics.jsonl, tensorboard/, checkpoints/ and registry.db go.",
+)
+@click.option(
+    "--resume",
+    type=click.Choice(["auto", "never", "always"]),
+    default="auto",
+    show_default=True,
+    help="auto: continue from the newest checkpoint if there is one; never: refuse a run "
+    "directory that holds a run; always: a checkpoint must exist.",
+)
+@click.option("--iterations", type=click.IntRange(1), help="Run this many iterations in all.")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a setting, e.g. --set designer.documents=4 --set grpo.learning_rate=1e-5 "
+    "(repeatable; values are TOML, a bare word is a string).",
+)
+def train_command(
+    preset: str, run_dir: str, resume: str, iterations: int | None, overrides: tuple[str, ...]
+) -> None:
+    """Self-play training: the model designs environments, plays them, learns from both.
+
+    Each iteration prints one line per stage (design, play, update, eval, checkpoint);
+    at the end a table of every iteration. Kill it at any time: with --resume auto the
+    same command continues from the newest checkpoint and reaches the same state.
+    Under torchrun each process trains on its share (rank 0 writes).
+
+    \b
+    Examples:
+      spade-envs train --preset cpu-tiny --run-dir runs/demo
+      spade-envs train --preset cpu-tiny --run-dir runs/pool --set mode=fixed-pool
+      spade-envs train --preset cpu-tiny --run-dir runs/demo --iterations 4   # continue
+      torchrun --nproc_per_node=8 -m spade_envs.trainer --preset gpu-8x --run-dir runs/gpu
+    """
+    from .trainer.config import load_config
+    from .trainer.distributed import init_distributed, shutdown
+    from .trainer.loop import SelfPlayTrainer
+    from .trainer.metrics import read_metrics
+    from .trainer.report import summary_table
+
+    extra = [f"iterations={iterations}"] if iterations is not None else []
+    dist = None
+    try:
+        config = load_config(preset, [*overrides, *extra])
+        dist = init_distributed()
+        trainer = SelfPlayTrainer(config, run_dir, resume=resume, dist=dist, log=_echo_err)
+        trainer.run()
+        if dist.is_main:
+            click.echo(summary_table(read_metrics(run_dir)))
+            click.echo(
+                f"run directory: {run_dir} (metrics.jsonl, tensorboard/, config.toml); "
+                f"checkpoints: {trainer.checkpoints}"
+            )
+            click.echo(f"plots: spade-envs report {run_dir}")
+    except SpadeError as exc:
+        raise click.UsageError(str(exc)) from exc
+    finally:
+        if dist is not None:
+            shutdown()
+
+
+@click.command("report")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), help="Default: RUN_DIR/plots.")
+def report_command(run_dir: str, out: str | None) -> None:
+    """Draw a training run's curves as PNG files and print its summary table.
+
+    Plots returns (with and without the hint, held-out evaluation), regret, designer
+    yield, losses, tokens per second and the time split of each iteration.
+
+    \b
+    Examples:
+      spade-envs report runs/demo
+      spade-envs report runs/demo --out /tmp/plots
+    """
+    from .trainer.metrics import read_metrics
+    from .trainer.report import draw_report, summary_table
+
+    try:
+        paths = draw_report(run_dir, out)
+        click.echo(summary_table(read_metrics(run_dir)))
+    except SpadeError as exc:
+        raise click.UsageError(str(exc)) from exc
+    folder = Path(out) if out else Path(run_dir) / "plots"
+    click.echo(f"wrote {len(paths)} plots to {folder}: " + ", ".join(p.name for p in paths))
+
+
+TRAINER_COMMANDS = (train_command, report_command)
+
+
+def main() -> None:
+    """``python -m spade_envs.trainer``: the train command on its own."""
+    train_command(prog_name=f"{Path(sys.executable).name} -m spade_envs.trainer")

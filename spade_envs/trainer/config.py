@@ -1,0 +1,728 @@
+"""The self-play trainer's settings: one dataclass, presets as TOML files, ``--set`` overrides.
+
+A preset is a TOML file with top-level keys (``mode``, ``iterations``, ``seed``, ...) and one
+table per section (``[model]``, ``[designer]``, ``[agent]``, ``[reward]``, ``[memory]``,
+``[grpo]``, ``[eval]``, ``[checkpoint]``). Keys a preset leaves out keep the defaults
+documented below. Overrides use dotted keys with TOML values; a bare word is a string and a
+comma list fills a tuple::
+
+    config = load_config("cpu-tiny", ["iterations=3", "designer.documents=2",
+                                      "grpo.learning_rate=2e-4", "eval.envs=NumberGuess,Nim"])
+    save_config(config, run_dir / "config.toml")   # what every run keeps
+
+Every section checks itself in ``__post_init__``; an unknown key or preset is reported with
+the close matches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError, suggest
+from .learner import GRPOConfig
+
+__all__ = [
+    "AgentSettings",
+    "CheckpointSettings",
+    "ConfigError",
+    "DesignerSettings",
+    "EvalSettings",
+    "MODES",
+    "MemorySettings",
+    "ModelSettings",
+    "REWARDS",
+    "RewardSettings",
+    "SelfPlayConfig",
+    "apply_overrides",
+    "available_presets",
+    "config_from_dict",
+    "config_from_toml",
+    "config_to_dict",
+    "config_to_toml",
+    "load_config",
+    "preset_path",
+    "read_config",
+    "save_config",
+]
+
+#: ``selfplay``: the designer writes environments and the agent plays them (SPADE);
+#: ``fixed-pool``: no designer, the agent trains on a frozen list of registry environments
+#: (the baseline the SPADE paper compares against).
+MODES = ("selfplay", "fixed-pool")
+#: The designer's reward for a registered environment (see :mod:`spade_envs.agent.rewards`).
+REWARDS = ("regret", "blend", "learnability")
+_KINDS = ("text", "tool", "game")
+
+
+class ConfigError(SpadeError, ValueError):
+    """A trainer setting, preset or override is invalid."""
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def _key(section: str, name: str) -> str:
+    return f"{section}.{name}" if section else name
+
+
+def _positive(section: str, **values: Any) -> None:
+    for name, value in values.items():
+        _check(value >= 1, f"{_key(section, name)} must be at least 1, got {value!r}.")
+
+
+def _non_negative(section: str, **values: Any) -> None:
+    for name, value in values.items():
+        _check(
+            math.isfinite(value) and value >= 0,
+            f"{_key(section, name)} must be a finite number >= 0, got {value!r}.",
+        )
+
+
+def _choice(section: str, name: str, value: str, choices: Sequence[str]) -> None:
+    _check(
+        value in choices,
+        f"{_key(section, name)} must be one of {tuple(choices)}, got {value!r}."
+        + suggest(value, choices),
+    )
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The one model that plays both roles.
+
+    Attributes:
+        spec: What :func:`spade_envs.llm.load_model` loads: ``smollm2`` or a Hugging Face
+            model directory (the trainer needs the weights, so no ``openai:`` spec).
+        backend: ``transformers``: generation runs on the trained model itself, so the
+            weights are always in sync; ``vllm``: generation runs in a vLLM engine whose
+            weights are reloaded from the trainer after each update (GPUs).
+        device: ``auto`` (``cuda:<local rank>`` when CUDA is available, else ``cpu``),
+            ``cpu``, ``cuda`` or ``cuda:N``.
+        dtype: ``auto`` (float32 on CPU, bfloat16 on GPUs), ``float32``, ``bfloat16`` or
+            ``float16``.
+        batch_size: Conversations generated together by the transformers backend.
+        threads: torch CPU threads (0: torch's default).
+        vllm_memory: vLLM's ``gpu_memory_utilization`` (the trainer shares the GPU).
+        vllm_max_len: vLLM's ``max_model_len``.
+    """
+
+    spec: str = "smollm2"
+    backend: str = "transformers"
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 8
+    threads: int = 0
+    vllm_memory: float = 0.45
+    vllm_max_len: int = 8192
+
+    def __post_init__(self) -> None:
+        _check(bool(self.spec.strip()), "model.spec must name a model, e.g. 'smollm2'.")
+        _check(
+            not self.spec.startswith("openai:"),
+            "model.spec cannot be an openai: server: the trainer needs the weights. Pass "
+            "'smollm2' or a Hugging Face model directory.",
+        )
+        _choice("model", "backend", self.backend, ("transformers", "vllm"))
+        _choice("model", "dtype", self.dtype, ("auto", "float32", "bfloat16", "float16"))
+        _check(
+            self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
+            f"model.device must be auto, cpu, cuda or cuda:N, got {self.device!r}.",
+        )
+        _positive("model", batch_size=self.batch_size, vllm_max_len=self.vllm_max_len)
+        _non_negative("model", threads=self.threads)
+        _check(
+            0 < self.vllm_memory < 1,
+            f"model.vllm_memory must lie in (0, 1), got {self.vllm_memory!r}.",
+        )
+
+
+@dataclass(frozen=True)
+class DesignerSettings:
+    """How the designer writes environments each iteration (self-play mode only).
+
+    Attributes:
+        documents: Grounding documents per iteration; the attempts on one document form a
+            GRPO group (as the SPADE code groups designer samples).
+        envs_per_document: Environments attempted per document (the group size).
+        corpus: Grounding documents (JSONL, Parquet, a text directory); ``""``: the sample
+            corpus shipped with the package.
+        max_document_words: Documents are cut after this many words (shorter prompts).
+        skill: Target skill; ``""``: one skill per document, drawn with the iteration seed.
+        mode: ``new`` or ``edit`` (a variant of a high-regret environment).
+        difficulty: Words for the prompt: ``easy``, ``medium`` or ``hard``.
+        references: Similar environments shown in a prompt (at least 1).
+        repair_rounds: Extra turns for a rejected attempt. A repaired attempt is trained on
+            its last reply, whose prompt differs from its group's: keep 0 for clean groups.
+        budget: Validation budget: ``fast``, ``default`` or ``thorough``.
+        novelty_threshold: Minimum distance to stored environments.
+        max_tokens: Longest reply.
+        temperature: Sampling temperature.
+        delay: Designer updates are delayed by this many agent updates: the attempts of
+            iteration ``k`` are trained at iteration ``k + delay`` with rewards recomputed
+            from that iteration's plays (their environments are replayed meanwhile), as the
+            SPADE code does. 0 trains them at once.
+    """
+
+    documents: int = 8
+    envs_per_document: int = 4
+    corpus: str = ""
+    max_document_words: int = 600
+    skill: str = ""
+    mode: str = "new"
+    difficulty: str = "medium"
+    references: int = 1
+    repair_rounds: int = 0
+    budget: str = "fast"
+    novelty_threshold: float = 0.05
+    max_tokens: int = 1536
+    temperature: float = 1.0
+    delay: int = 0
+
+    def __post_init__(self) -> None:
+        from ..core.metadata import SKILLS
+
+        _positive(
+            "designer",
+            documents=self.documents,
+            envs_per_document=self.envs_per_document,
+            references=self.references,
+            max_tokens=self.max_tokens,
+            max_document_words=self.max_document_words,
+        )
+        _non_negative(
+            "designer",
+            repair_rounds=self.repair_rounds,
+            delay=self.delay,
+            novelty_threshold=self.novelty_threshold,
+            temperature=self.temperature,
+        )
+        if self.skill:
+            _choice("designer", "skill", self.skill, SKILLS)
+        _choice("designer", "mode", self.mode, ("new", "edit"))
+        _choice("designer", "difficulty", self.difficulty, ("easy", "medium", "hard"))
+        _choice("designer", "budget", self.budget, ("fast", "default", "thorough"))
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How the agent plays (each environment ``plays`` times with the hint and as many
+    times without, matched) and what it trains on.
+
+    Attributes:
+        plays: Plays per environment and hint mode (a GRPO group: at least 2 to learn).
+        pool_envs: Registry environments sampled per iteration (with the iteration seed)
+            besides the designer's new ones, so the agent always has something to play; in
+            fixed-pool mode, how many of the frozen pool are played per iteration
+            (0: all of them).
+        pool_kinds: Kinds of environment the pool draws from (``text``, ``tool``, ``game``).
+        fixed_pool: Fixed-pool mode: the frozen environments (names or gym IDs); empty:
+            every seed environment of ``pool_kinds`` except the evaluation ones.
+        max_turns: Cap on turns per play (0: the environment's own limit).
+        max_tokens: Longest reply per turn.
+        temperature: Sampling temperature.
+        top_p: Nucleus sampling mass.
+        concurrency: Plays live at once (the model's batch).
+        isolation: ``sandbox`` (every environment in a sandbox worker) or ``none``
+            (in-process: only for trusted code such as the seeds).
+        step_timeout: Seconds per reset/step in the sandbox.
+        train_hinted: Whether hinted plays are trained on too (their own GRPO groups). Off
+            by default: the hint is privileged information the agent never has when it is
+            used, so only unhinted plays teach it; the hinted ones serve regret.
+        group_by: Agent GRPO groups: ``env``, ``env_seed`` or ``batch``.
+        format_bonus: Reward added per well-formed action (shaping for small models).
+        opponent: Games: ``best``, ``random`` or ``self``.
+    """
+
+    plays: int = 4
+    pool_envs: int = 8
+    pool_kinds: tuple[str, ...] = ("text", "tool", "game")
+    fixed_pool: tuple[str, ...] = ()
+    max_turns: int = 0
+    max_tokens: int = 512
+    temperature: float = 1.0
+    top_p: float = 1.0
+    concurrency: int = 64
+    isolation: str = "sandbox"
+    step_timeout: float = 10.0
+    train_hinted: bool = False
+    group_by: str = "env"
+    format_bonus: float = 0.0
+    opponent: str = "best"
+
+    def __post_init__(self) -> None:
+        from .samples import AGENT_GROUPS
+
+        _positive(
+            "agent", plays=self.plays, max_tokens=self.max_tokens, concurrency=self.concurrency
+        )
+        _non_negative(
+            "agent",
+            pool_envs=self.pool_envs,
+            max_turns=self.max_turns,
+            temperature=self.temperature,
+            step_timeout=self.step_timeout,
+        )
+        _check(0 < self.top_p <= 1, f"agent.top_p must lie in (0, 1], got {self.top_p!r}.")
+        _check(self.step_timeout > 0, "agent.step_timeout must be positive seconds.")
+        _check(bool(self.pool_kinds), "agent.pool_kinds needs at least one kind.")
+        for kind in self.pool_kinds:
+            _choice("agent", "pool_kinds", kind, _KINDS)
+        _choice("agent", "isolation", self.isolation, ("sandbox", "none"))
+        _choice("agent", "group_by", self.group_by, AGENT_GROUPS)
+        _choice("agent", "opponent", self.opponent, ("best", "random", "self"))
+        _check(math.isfinite(self.format_bonus), "agent.format_bonus must be finite.")
+
+
+@dataclass(frozen=True)
+class RewardSettings:
+    """The designer's reward.
+
+    A registered environment gets ``kind`` of its plays (regret, blend or learnability, see
+    :mod:`spade_envs.agent.rewards`); the plays' environment failures are penalised through
+    ``timeout_penalty``. An attempt that produced no environment gets a reward graded by
+    how far it got (requested < generated < truncated < parsed < valid), so a group of
+    failed attempts still tells the designer which replies were closer:
+    ``failed_requested`` (the model call or prompt failed), ``failed_generated`` (a reply
+    without code), ``failed_truncated`` (code cut off at ``max_tokens``),
+    ``failed_parsed`` (code that did not validate), ``failed_valid`` (valid but not novel,
+    or registered and never played to the end).
+
+    Attributes:
+        kind: One of :data:`REWARDS`.
+        timeout_penalty: Subtracted from regret times the share of plays whose environment
+            hung or crashed.
+        failed_requested: See above; the five must increase in this order.
+        failed_generated: See above.
+        failed_truncated: See above.
+        failed_parsed: See above.
+        failed_valid: See above.
+    """
+
+    kind: str = "regret"
+    timeout_penalty: float = 0.5
+    failed_requested: float = -1.0
+    failed_generated: float = -0.75
+    failed_truncated: float = -0.625
+    failed_parsed: float = -0.5
+    failed_valid: float = -0.25
+
+    def __post_init__(self) -> None:
+        _choice("reward", "kind", self.kind, REWARDS)
+        _non_negative("reward", timeout_penalty=self.timeout_penalty)
+        ladder = (
+            self.failed_requested,
+            self.failed_generated,
+            self.failed_truncated,
+            self.failed_parsed,
+            self.failed_valid,
+        )
+        _check(all(math.isfinite(v) for v in ladder), "reward.failed_* must be finite.")
+        _check(
+            list(ladder) == sorted(ladder) and len(set(ladder)) == len(ladder),
+            "reward.failed_requested < failed_generated < failed_truncated < failed_parsed < "
+            "failed_valid must increase (a later stage is closer to a usable environment), "
+            f"got {ladder}.",
+        )
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """The designer's memory (see :class:`spade_envs.memory.MemoryConfig`).
+
+    Attributes:
+        embedder: ``auto`` (MiniLM when installed, else hashing), ``minilm`` or ``hashing``.
+        index: ``auto``, ``exact`` or ``ivf``.
+    """
+
+    embedder: str = "auto"
+    index: str = "auto"
+
+    def __post_init__(self) -> None:
+        _choice("memory", "embedder", self.embedder, ("auto", "minilm", "hashing"))
+        _choice("memory", "index", self.index, ("auto", "exact", "ivf"))
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """Periodic evaluation on held-out seed environments (never trained on, unhinted).
+
+    Attributes:
+        every: Evaluate after every ``every``-th iteration and after the last (0: never).
+        envs: Seed environment names held out of training.
+        plays: Plays per environment (reset seeds ``env_seed``, ``env_seed + 1``, ...).
+        env_seed: Reset seed of the first play (fixed: every evaluation sees the same
+            instances).
+        temperature: 0 is greedy; above 0 sampling uses the fixed ``seed``.
+        seed: Sampling seed of the evaluation.
+        max_turns: Cap on turns per play (0: the environment's own limit).
+        max_tokens: Longest reply per turn.
+    """
+
+    every: int = 5
+    envs: tuple[str, ...] = ("NumberGuess", "CounterfeitCoin", "SupplierLookup", "Nim")
+    plays: int = 4
+    env_seed: int = 100_000
+    temperature: float = 0.0
+    seed: int = 0
+    max_turns: int = 0
+    max_tokens: int = 512
+
+    def __post_init__(self) -> None:
+        from ..seeds import seed_names
+
+        _non_negative("eval", every=self.every, max_turns=self.max_turns)
+        _non_negative("eval", temperature=self.temperature)
+        _positive("eval", plays=self.plays, max_tokens=self.max_tokens)
+        _check(
+            bool(self.envs) or self.every == 0,
+            "eval.envs needs at least one seed environment (or set eval.every = 0).",
+        )
+        known = seed_names()
+        for name in self.envs:
+            _check(
+                name in known,
+                f"eval.envs: {name!r} is not a seed environment.{suggest(name, known)} "
+                "Held-out evaluation uses seeds (see `spade-envs list-seeds`).",
+            )
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """Checkpoints (model or adapters, optimizer, RNG states, iteration, memory, config).
+
+    Attributes:
+        every: Save after every ``every``-th iteration and after the last.
+        keep: How many of the newest checkpoints are kept.
+        dir: Where (``""``: ``RUN_DIR/checkpoints``); ``SPADE_CHECKPOINT_DIR`` overrides
+            both (a bucket mount on the cloud).
+    """
+
+    every: int = 1
+    keep: int = 2
+    dir: str = ""
+
+    def __post_init__(self) -> None:
+        _positive("checkpoint", every=self.every, keep=self.keep)
+
+
+_SECTIONS: dict[str, type] = {
+    "model": ModelSettings,
+    "designer": DesignerSettings,
+    "agent": AgentSettings,
+    "reward": RewardSettings,
+    "memory": MemorySettings,
+    "grpo": GRPOConfig,
+    "eval": EvalSettings,
+    "checkpoint": CheckpointSettings,
+}
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Everything one self-play (or fixed-pool) training run needs.
+
+    Attributes:
+        mode: One of :data:`MODES`.
+        iterations: Iterations to run (resuming continues up to this number).
+        seed: The run's seed; every random choice of an iteration derives from it and the
+            iteration number, so a resumed run makes the same choices.
+        registry_url: The registry (``""``: ``sqlite:///RUN_DIR/registry.db``);
+            ``SPADE_REGISTRY_URL`` overrides it (PostgreSQL shared by several machines).
+        model: :class:`ModelSettings`.
+        designer: :class:`DesignerSettings`.
+        agent: :class:`AgentSettings`.
+        reward: :class:`RewardSettings`.
+        memory: :class:`MemorySettings`.
+        grpo: :class:`~spade_envs.trainer.learner.GRPOConfig` (learning rate, clipping,
+            KL, LoRA or full fine-tuning, micro-batches).
+        eval: :class:`EvalSettings`.
+        checkpoint: :class:`CheckpointSettings`.
+    """
+
+    mode: str = "selfplay"
+    iterations: int = 100
+    seed: int = 0
+    registry_url: str = ""
+    model: ModelSettings = field(default_factory=ModelSettings)
+    designer: DesignerSettings = field(default_factory=DesignerSettings)
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    reward: RewardSettings = field(default_factory=RewardSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+    checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
+
+    def __post_init__(self) -> None:
+        _choice("", "mode", self.mode, MODES)
+        _positive("", iterations=self.iterations)
+        for name, cls in _SECTIONS.items():
+            _check(
+                isinstance(getattr(self, name), cls),
+                f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}.",
+            )
+        held_out = set(self.eval.envs)
+        overlap = sorted(held_out & {_bare(e) for e in self.agent.fixed_pool})
+        _check(
+            not overlap,
+            f"agent.fixed_pool contains evaluation environments {overlap}: held-out "
+            "environments must not be trained on. Remove them from one of the lists.",
+        )
+
+
+def _bare(env: str) -> str:
+    """``spade/Name-v3`` -> ``Name``; a bare name stays."""
+    if env.startswith("spade/"):
+        env = env[len("spade/") :]
+        name, _, version = env.rpartition("-v")
+        return name if version.isdigit() else env
+    return env
+
+
+# ----------------------------------------------------------------- building from dicts
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _coerce(where: str, value: Any, kind: Any) -> Any:
+    """Check ``value`` (from TOML or ``--set``) against a field type, converting
+    int -> float, list -> tuple and a comma string -> tuple of strings."""
+    origin = typing.get_origin(kind)
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        _check(
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value),
+            f"{where} must be a list of strings, got {value!r}.",
+        )
+        return tuple(value)
+    if kind is bool:
+        _check(isinstance(value, bool), f"{where} must be true or false, got {value!r}.")
+        return value
+    if kind is int:
+        _check(
+            isinstance(value, int) and not isinstance(value, bool),
+            f"{where} must be an integer, got {value!r}.",
+        )
+        return value
+    if kind is float:
+        _check(
+            isinstance(value, (int, float)) and not isinstance(value, bool),
+            f"{where} must be a number, got {value!r}.",
+        )
+        _check(math.isfinite(float(value)), f"{where} must be finite, got {value!r}.")
+        return float(value)
+    if kind is str:
+        _check(isinstance(value, str), f"{where} must be a string, got {value!r}.")
+        return value
+    raise ConfigError(f"{where} has a type the config loader does not know: {kind!r}.")
+
+
+def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+    types = _field_types(cls)
+    known = [f.name for f in dataclasses.fields(cls)]
+    values = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(
+                f"Unknown setting {where}{key!r}.{suggest(key, known)} "
+                f"Settings of {where.rstrip('.') or 'the top level'}: {', '.join(known)}."
+            )
+        values[key] = _coerce(f"{where}{key}", value, types[key])
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except SpadeError as exc:  # GRPOConfig's own checks
+        raise ConfigError(f"{where}{exc}") from exc
+
+
+def config_from_dict(data: Mapping[str, Any]) -> SelfPlayConfig:
+    """Build a config from nested dicts (a parsed preset); unknown keys are errors."""
+    top: dict[str, Any] = {}
+    sections: dict[str, Any] = {}
+    top_level = [f.name for f in dataclasses.fields(SelfPlayConfig) if f.name not in _SECTIONS]
+    for key, value in data.items():
+        if key in _SECTIONS:
+            _check(
+                isinstance(value, Mapping),
+                f"[{key}] must be a table of settings, got {value!r}.",
+            )
+            sections[key] = _build(_SECTIONS[key], value, f"{key}.")
+        elif key in top_level:
+            top[key] = value
+        else:
+            raise ConfigError(
+                f"Unknown setting {key!r}.{suggest(key, [*top_level, *_SECTIONS])} Top-level "
+                f"settings: {', '.join(top_level)}; sections: {', '.join(_SECTIONS)}."
+            )
+    base = _build(SelfPlayConfig, top, "")
+    return dataclasses.replace(base, **sections) if sections else base
+
+
+def config_to_dict(config: SelfPlayConfig) -> dict[str, Any]:
+    """Nested plain dicts (tuples as lists): what :func:`config_to_toml` writes."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.name in _SECTIONS:
+            out[f.name] = {
+                g.name: list(v) if isinstance(v := getattr(value, g.name), tuple) else v
+                for g in dataclasses.fields(value)
+            }
+        else:
+            out[f.name] = value
+    return out
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON strings are TOML basic strings
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise ConfigError(f"Cannot write {value!r} to TOML.")
+
+
+def config_to_toml(config: SelfPlayConfig) -> str:
+    """The config as a complete TOML document (every setting written out)."""
+    data = config_to_dict(config)
+    lines = ["# spade-envs self-play trainer settings (spade-envs train --preset FILE.toml)"]
+    for key, value in data.items():
+        if key not in _SECTIONS:
+            lines.append(f"{key} = {_toml_value(value)}")
+    for section in _SECTIONS:
+        lines.append("")
+        lines.append(f"[{section}]")
+        for key, value in data[section].items():
+            lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def save_config(config: SelfPlayConfig, path: str | Path) -> Path:
+    """Write :func:`config_to_toml` to ``path`` (whole or not at all)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(config_to_toml(config), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+# ----------------------------------------------------------------- presets and overrides
+
+
+def _tomllib() -> Any:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            raise ConfigError(
+                "Reading TOML presets on Python 3.10 needs tomli: pip install tomli."
+            ) from None
+    return tomllib
+
+
+def available_presets() -> list[str]:
+    """Names of the presets shipped in ``spade_envs/trainer/presets``."""
+    folder = resources.files(__package__).joinpath("presets")
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def preset_path(preset: str) -> Path:
+    """The TOML file of a preset name, or ``preset`` itself when it is a ``.toml`` path."""
+    if preset.endswith(".toml") or "/" in preset:
+        path = Path(preset).expanduser()
+        _check(path.is_file(), f"Preset file {preset!r} does not exist.")
+        return path
+    known = available_presets()
+    _check(
+        preset in known,
+        f"No trainer preset named {preset!r}.{suggest(preset, known)} Known presets: "
+        f"{', '.join(known)}; or pass the path of a .toml file.",
+    )
+    return Path(str(resources.files(__package__).joinpath("presets", f"{preset}.toml")))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    tomllib = _tomllib()
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+
+
+def _parse_value(text: str) -> Any:
+    """A TOML value (``3``, ``2e-5``, ``true``, ``["a", "b"]``, ``"x"``); anything that
+    does not parse as one is taken as a bare string."""
+    tomllib = _tomllib()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """Apply ``key=value`` / ``section.key=value`` overrides to a parsed preset (a copy)."""
+    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in data.items()}
+    top_level = [f.name for f in dataclasses.fields(SelfPlayConfig) if f.name not in _SECTIONS]
+    every = top_level + [
+        f"{section}.{f.name}" for section, cls in _SECTIONS.items() for f in dataclasses.fields(cls)
+    ]
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        _check(bool(sep and key), f"--set needs key=value (e.g. iterations=3), got {item!r}.")
+        _check(
+            key in every,
+            f"Unknown setting {key!r} in --set.{suggest(key, every)} Use section.key, e.g. "
+            "designer.documents=4 or grpo.learning_rate=1e-5.",
+        )
+        value = _parse_value(raw.strip())
+        section, _, name = key.rpartition(".")
+        if section:
+            out.setdefault(section, {})[name] = value
+        else:
+            out[name] = value
+    return out
+
+
+def load_config(preset: str, overrides: Sequence[str] = ()) -> SelfPlayConfig:
+    """A preset (name or ``.toml`` path) with ``--set`` overrides, checked.
+
+    Raises:
+        ConfigError: Unknown preset, key or section (with close matches), a value of the
+            wrong type, or a value out of range.
+    """
+    data = _read_toml(preset_path(preset))
+    return config_from_dict(apply_overrides(data, overrides))
+
+
+def read_config(path: str | Path) -> SelfPlayConfig:
+    """A config saved by :func:`save_config` (e.g. ``RUN_DIR/config.toml``)."""
+    return config_from_dict(_read_toml(Path(path)))
+
+
+def config_from_toml(text: str) -> SelfPlayConfig:
+    """A config from TOML text (what a checkpoint keeps)."""
+    tomllib = _tomllib()
+    try:
+        return config_from_dict(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"The saved settings are not valid TOML: {exc}") from exc

@@ -1,0 +1,623 @@
+"""The self-play loop: one model designs environments, plays them, and learns from both.
+
+One iteration ``k``, top to bottom (:meth:`SelfPlayTrainer.iteration`):
+
+1. **generate, validate, register** (self-play mode): ``designer.documents`` grounding
+   documents are drawn with the iteration's seed; the designer attempts
+   ``envs_per_document`` environments on each (a GRPO group), and what validates and is
+   novel is registered.
+2. **play**: the agent plays the new environments, those of designer batches waiting for a
+   delayed update, and ``agent.pool_envs`` registry environments drawn with the iteration's
+   seed (a 135M model rarely writes a valid environment; the agent always has something
+   to play), each ``agent.plays`` times with the hint and as many times without, matched.
+   In fixed-pool mode there is no designer: the agent plays environments from a frozen
+   list (the SPADE paper's baseline), with the same metrics.
+3. **regret**: regret, blend and learnability per environment.
+4. **designer rewards**: an attempt whose environment was registered gets the configured
+   reward of its plays; one that failed earlier gets a reward graded by how far it got
+   (:func:`designer_reward`). With ``designer.delay = d`` the attempts of iteration ``k``
+   wait: their environments are replayed at every iteration and they are trained at
+   iteration ``k + d`` with rewards from that iteration's plays (the SPADE code's delayed
+   designer update).
+5. **update**: one GRPO step on the agent's turns (environment tokens masked) and the
+   designer's replies (:class:`~spade_envs.trainer.learner.Learner`); a vLLM generator
+   gets the new weights.
+6. **registry and memory**: play statistics under checkpoint ``<run>-iter<k>``; the
+   memory embeds what is new.
+7. **evaluation** every ``eval.every`` iterations: held-out seed environments, unhinted,
+   fixed reset and sampling seeds (greedy by default).
+8. **metrics** line (rank 0), then 9. **checkpoint** (rank 0).
+
+Data-parallel (``torchrun``): ranks split the documents and the environments (all plays of
+one environment stay on one rank, so its GRPO groups are whole), exchange regret rows and
+attempts, and the learner averages gradients; rank 0 writes metrics and checkpoints. All
+ranks share one registry (``SPADE_REGISTRY_URL``; PostgreSQL across machines).
+
+Exact resume: every random choice of iteration ``k`` derives from ``(seed, k)``; the
+registry is seen through :class:`~spade_envs.trainer.view.RunView`, which hides what a
+killed run had already written at iteration ``k`` or later. For tests, the environment
+variable ``SPADE_TRAINER_CRASH_AT=<k>:<stage>`` (stage one of :data:`CRASH_POINTS`) makes
+the process kill itself with SIGKILL right after that stage of iteration ``k``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import signal
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError, suggest
+from . import distributed
+from .checkpoint import capture_rng, load_checkpoint, restore_rng, save_checkpoint
+from .config import SelfPlayConfig, config_from_toml, config_to_dict, config_to_toml
+from .metrics import REJECT_FIELDS, reject_field
+from .view import iteration_tag
+
+__all__ = [
+    "CRASH_POINTS",
+    "RESUME_MODES",
+    "SelfPlayTrainer",
+    "TrainerError",
+    "designer_reward",
+    "new_run_id",
+]
+
+#: ``--resume``: ``auto`` continues from the newest checkpoint when there is one;
+#: ``never`` refuses a run directory that already holds a run; ``always`` needs one.
+RESUME_MODES = ("auto", "never", "always")
+#: Where ``SPADE_TRAINER_CRASH_AT`` can kill the process (after that stage).
+CRASH_POINTS = ("generate", "play", "update", "metrics", "checkpoint")
+
+
+class TrainerError(SpadeError):
+    """The run cannot start or continue (a run directory in the way, a config mismatch)."""
+
+
+def _derive(seed: int, iteration: int, purpose: str) -> int:
+    digest = hashlib.sha256(f"{seed}|{iteration}|{purpose}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def designer_reward(attempt: Any, row: Any, settings: Any) -> float:
+    """The reward of one designer attempt.
+
+    Args:
+        attempt: A :class:`~spade_envs.generator.Attempt`.
+        row: The :class:`~spade_envs.agent.RegretRow` of its environment this iteration
+            (None when it was not played).
+        settings: :class:`~spade_envs.trainer.config.RewardSettings`.
+
+    Returns:
+        For a registered, played environment: ``regret`` (already penalised for plays
+        whose environment hung or crashed), or ``blend``/``learnability`` minus
+        ``timeout_penalty`` times the share of such plays. Otherwise the stage ladder:
+        ``failed_requested`` (no reply), ``failed_generated`` (no code),
+        ``failed_truncated`` (code cut off at ``max_tokens``), ``failed_parsed`` (invalid
+        code), ``failed_valid`` (valid but not novel, or registered and never played to
+        the end).
+    """
+    if attempt.stage == "registered" and row is not None:
+        total = row.n_with_hint + row.n_without_hint + row.failed
+        if total:
+            if settings.kind == "regret":
+                return float(row.regret)
+            base = row.blend if settings.kind == "blend" else row.learnability
+            return float(base) - settings.timeout_penalty * row.failed / total
+    if attempt.stage == "generated" and attempt.reason.startswith("truncated"):
+        return float(settings.failed_truncated)
+    ladder = {
+        "requested": settings.failed_requested,
+        "generated": settings.failed_generated,
+        "parsed": settings.failed_parsed,
+    }
+    return float(ladder.get(attempt.stage, settings.failed_valid))
+
+
+class _DocumentFeed:
+    """A corpus stand-in that hands the designer its documents in order, each one
+    ``repeat`` times: the attempts on one document form one GRPO group."""
+
+    def __init__(self, documents: Sequence[Any], repeat: int) -> None:
+        self._queue = [d for d in documents for _ in range(repeat)]
+
+    def sample(self, n: int, seed: Any = None) -> list[Any]:
+        taken, self._queue = self._queue[:n], self._queue[n:]
+        if len(taken) < n:
+            raise SpadeError("The designer asked for more documents than were prepared.")
+        return taken
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+class SelfPlayTrainer:
+    """Runs :class:`SelfPlayConfig` in ``run_dir`` (see the module docstring).
+
+    Args:
+        config: The run's settings.
+        run_dir: Where config.toml, metrics.jsonl, tensorboard/, checkpoints/ and (unless a
+            registry URL is given) registry.db go.
+        resume: One of :data:`RESUME_MODES`.
+        dist: This process's place in a torchrun job (default: alone).
+        log: Called with one line per stage (rank 0 only; default: silent).
+        wrap_generator: Wraps the generating chat model (instrumentation, tests).
+    """
+
+    def __init__(
+        self,
+        config: SelfPlayConfig,
+        run_dir: str | Path,
+        *,
+        resume: str = "auto",
+        dist: distributed.DistInfo | None = None,
+        log: Callable[[str], None] | None = None,
+        wrap_generator: Callable[[Any], Any] | None = None,
+    ) -> None:
+        if not isinstance(config, SelfPlayConfig):
+            raise TrainerError(f"config must be a SelfPlayConfig, got {type(config).__name__}.")
+        if resume not in RESUME_MODES:
+            raise TrainerError(
+                f"resume must be one of {RESUME_MODES}, got {resume!r}."
+                + suggest(resume, RESUME_MODES)
+            )
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.resume = resume
+        self.dist = dist or distributed.DistInfo()
+        self._log = log if self.dist.is_main else None
+        self._wrap = wrap_generator
+        self.start_iteration = 0
+        self.records: list[dict[str, Any]] = []
+        self.pending: list[tuple[int, list[Any]]] = []  # (iteration, attempts) to train later
+        self.fixed_pool: list[str] = []
+        self._crash_at = os.environ.get("SPADE_TRAINER_CRASH_AT", "")
+        self._ready = False
+
+    # ================================================================= the run
+    def run(self) -> list[dict[str, Any]]:
+        """Set up (or resume), run the remaining iterations, clean up.
+
+        Returns:
+            The metrics records of the iterations run by this call.
+        """
+        self.setup()
+        try:
+            for k in range(self.start_iteration + 1, self.config.iterations + 1):
+                self.records.append(self.iteration(k))
+        finally:
+            self.close()
+        return self.records
+
+    def iteration(self, k: int) -> dict[str, Any]:
+        """Do iteration ``k`` (see the module docstring); returns its metrics record."""
+        cfg = self.config
+        started = time.perf_counter()
+        self.view.begin(k)
+        gen_seconds, gen_tokens = self.generator.seconds, self.generator.tokens
+        # 1. generate -> validate -> register
+        attempts, design = self._design(k) if cfg.mode == "selfplay" else ([], {})
+        if attempts:
+            self.pending.append((k, attempts))
+        self._crash(k, "generate")
+        # 2-3. play with and without the hint; regret per environment
+        env_ids = self._envs_to_play(k)
+        episodes, rows, play = self._play(k, env_ids)
+        self._crash(k, "play")
+        # 4. designer rewards of the batch due now (attempts of iteration k - delay)
+        due = self._take_due(k)
+        by_env = {row.env_id: row for row in rows}
+        rewards = [designer_reward(a, by_env.get(a.env_id), cfg.reward) for a in due]
+        # 5. one GRPO update on both roles
+        update_started = time.perf_counter()
+        samples = self._agent_samples(episodes) + self._designer_samples(due, rewards)
+        stats = self.learner.step(samples)
+        self._push()
+        seconds_update = time.perf_counter() - update_started
+        self._say(
+            k,
+            f"update: {int(stats['samples_agent'])} agent + {int(stats['samples_designer'])} "
+            f"designer samples, {int(stats['tokens_agent'])} + {int(stats['tokens_designer'])} "
+            f"tokens, loss {stats['loss']:.4f} in {seconds_update:.1f} s",
+        )
+        self._crash(k, "update")
+        # 6. registry play statistics and memory
+        self._record_stats(k, rows)
+        if self.memory is not None:
+            self.memory.sync()
+        # 7. evaluation on held-out seeds
+        evaluation = self._evaluate(k) if self._eval_due(k) else {}
+        # 8. metrics
+        generated = self.generator.tokens - gen_tokens
+        gen_time = self.generator.seconds - gen_seconds
+        record = self._metrics_record(k, design, play, rows, due, rewards, stats, evaluation)
+        record.update(
+            generated_tokens=generated,
+            tokens_per_s=generated / gen_time if gen_time > 0 else 0.0,
+            train_tokens_per_s=(stats["tokens_agent"] + stats["tokens_designer"]) / seconds_update,
+            seconds_update=seconds_update,
+            seconds_iteration=time.perf_counter() - started,
+        )
+        if self.dist.is_main:
+            self.metrics.write(record)
+        self._crash(k, "metrics")
+        # 9. checkpoint
+        every = cfg.checkpoint.every
+        if k % every == 0 or k == cfg.iterations:
+            self._save(k)
+        self._crash(k, "checkpoint")
+        return record
+
+    # ============================================================ 1. the designer
+    def _design(self, k: int) -> tuple[list[Any], dict[str, Any]]:
+        from ..core.metadata import SKILLS
+        from ..generator import Designer, DesignerConfig
+
+        cfg = self.config.designer
+        started = time.perf_counter()
+        seconds_before = self.generator.seconds
+        documents = self.corpus.sample(cfg.documents, seed=_derive(self.config.seed, k, "docs"))
+        rng = random.Random(_derive(self.config.seed, k, "skills"))
+        skills = [cfg.skill or rng.choice(SKILLS) for _ in documents]
+        mine = self.dist.shard(list(range(len(documents))))
+        attempts: list[Any] = []
+        # One designer run per skill: its documents in order, each envs_per_document times.
+        for skill in sorted({skills[i] for i in mine}, key=SKILLS.index):
+            chosen = [documents[i] for i in mine if skills[i] == skill]
+            n = len(chosen) * cfg.envs_per_document
+            config = DesignerConfig(
+                n=n,
+                skill=skill,
+                mode=cfg.mode,
+                repair_rounds=cfg.repair_rounds,
+                novelty_threshold=cfg.novelty_threshold,
+                budget=cfg.budget,
+                difficulty=cfg.difficulty,
+                references=cfg.references,
+                batch_size=n,  # one batch: every prompt of a group is built before any reply
+                temperature=cfg.temperature,
+                max_tokens=cfg.max_tokens,
+                seed=_derive(self.config.seed, k, f"designer:{skill}:{self.dist.rank}"),
+                run_id=iteration_tag(self.run_id, k),
+            )
+            feed = _DocumentFeed(chosen, cfg.envs_per_document)
+            designer = Designer(
+                self.generator, self.view, self.memory, feed, config, validator=self.validator
+            )
+            attempts.extend(designer.run().attempts)
+        everyone = distributed.all_gather_objects(attempts)
+        attempts = [a for part in everyone for a in part]
+        seconds = time.perf_counter() - started
+        local_generate = self.generator.seconds - seconds_before
+        timing = distributed.all_gather_objects((local_generate, seconds - local_generate))
+        design = {
+            "seconds_generate": max(t[0] for t in timing),
+            "seconds_validate": max(t[1] for t in timing),
+        }
+        registered = [a for a in attempts if a.stage == "registered"]
+        reasons: dict[str, int] = {}
+        for a in attempts:
+            if a.stage != "registered":
+                reasons[reject_field(a.reason)] = reasons.get(reject_field(a.reason), 0) + 1
+        design.update(requested=len(attempts), registered=len(registered), reasons=reasons)
+        listed = ", ".join(f"{k[7:]} {n}" for k, n in sorted(reasons.items()))
+        self._say(
+            k,
+            f"design: {len(attempts)} attempts on {len(documents)} document(s), "
+            f"{len(registered)} registered"
+            + (f" (rejected: {listed})" if listed else "")
+            + f" in {seconds:.1f} s (generate {design['seconds_generate']:.1f} s)",
+        )
+        for a in registered:
+            self._say(k, f"design: registered {a.env_id}")
+        return attempts, design
+
+    # ============================================================ 2-3. plays
+    def _envs_to_play(self, k: int) -> list[str]:
+        cfg = self.config.agent
+        rng = random.Random(_derive(self.config.seed, k, "pool"))
+        if self.config.mode == "fixed-pool":
+            count = cfg.pool_envs or len(self.fixed_pool)
+            return rng.sample(self.fixed_pool, min(count, len(self.fixed_pool)))
+        designed = list(
+            dict.fromkeys(
+                a.env_id for _, batch in self.pending for a in batch if a.stage == "registered"
+            )
+        )
+        held_out = set(self.config.eval.envs)
+        candidates = [
+            r.id
+            for r in self.view.list(status="validated", sort="name", limit=20_000)
+            if r.kind in cfg.pool_kinds and r.name not in held_out and r.id not in designed
+        ]
+        return designed + rng.sample(candidates, min(cfg.pool_envs, len(candidates)))
+
+    def _rollout_config(self, k: int, **changes: Any) -> Any:
+        from ..agent import RolloutConfig
+
+        cfg = self.config.agent
+        values = dict(
+            isolation=cfg.isolation,
+            step_timeout=cfg.step_timeout,
+            max_concurrent=cfg.concurrency,
+            max_turns=cfg.max_turns or None,
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            max_tokens=cfg.max_tokens,
+            seed=_derive(self.config.seed, k, "play"),
+            env_seed=_derive(self.config.seed, k, "reset") % 1_000_000,
+            opponent=cfg.opponent,
+        )
+        values.update(changes)
+        return RolloutConfig(**values)
+
+    def _run_plays(self, env_ids: Sequence[str], plays: int, hint: bool | None, config: Any):
+        from ..agent import RolloutEngine, matched_specs, resolve_envs
+
+        mine = self.dist.shard(list(env_ids))
+        if not mine:
+            return []
+        targets = resolve_envs(mine, self.view)
+        specs = matched_specs(
+            [t.env_id for t in targets], plays, hint=hint, env_seed=config.env_seed
+        )
+        return RolloutEngine(self.generator, config, registry=self.view).run(specs, targets)
+
+    def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:
+        from ..agent import regret_rows
+
+        started = time.perf_counter()
+        episodes = self._run_plays(env_ids, self.config.agent.plays, None, self._rollout_config(k))
+        rows = regret_rows(
+            episodes,
+            iteration_tag(self.run_id, k),
+            timeout_penalty=self.config.reward.timeout_penalty,
+        )
+        finished = [e for e in episodes if not e.failed and e.outcome != "model_error"]
+        local = {
+            "rows": rows,
+            "with": [e.episode_return for e in finished if e.hint],
+            "without": [e.episode_return for e in finished if not e.hint],
+            "wins": [float(e.won) for e in finished if not e.hint],
+            "plays": len(episodes),
+            "seconds": time.perf_counter() - started,
+        }
+        everyone = distributed.all_gather_objects(local)
+        rows = [row for part in everyone for row in part["rows"]]
+        play = {
+            key: [v for part in everyone for v in part[key]] for key in ("with", "without", "wins")
+        }
+        play["plays"] = sum(part["plays"] for part in everyone)
+        play["envs"] = len(env_ids)
+        play["seconds"] = max(part["seconds"] for part in everyone)
+        with_hint, without = _mean(play["with"]), _mean(play["without"])
+        self._say(
+            k,
+            f"play: {len(env_ids)} environments x {self.config.agent.plays}+"
+            f"{self.config.agent.plays} plays, return {with_hint or 0:.3f} with hint / "
+            f"{without or 0:.3f} without, mean regret "
+            f"{_mean([r.regret for r in rows]) or 0:.3f} in {play['seconds']:.1f} s",
+        )
+        return episodes, rows, play
+
+    # ============================================================ 4-5. samples
+    def _take_due(self, k: int) -> list[Any]:
+        delay = self.config.designer.delay
+        due = [a for j, batch in self.pending if j + delay == k for a in batch]
+        self.pending = [(j, batch) for j, batch in self.pending if j + delay > k]
+        return due
+
+    def _agent_samples(self, episodes: list[Any]) -> list[Any]:
+        from .samples import agent_samples
+
+        cfg = self.config.agent
+        chosen = [e for e in episodes if cfg.train_hinted or not e.hint]
+        return agent_samples(chosen, group_by=cfg.group_by, format_bonus=cfg.format_bonus)
+
+    def _designer_samples(self, attempts: list[Any], rewards: list[float]) -> list[Any]:
+        from .samples import designer_samples
+
+        documents = list(dict.fromkeys(a.document_id for a in attempts))
+        mine = set(self.dist.shard(documents))
+        chosen = [(a, r) for a, r in zip(attempts, rewards) if a.document_id in mine]
+        tokenizer = self.trainer_model.tokenizer
+        return designer_samples(
+            [a for a, _ in chosen],
+            [r for _, r in chosen],
+            self.trainer_model.encode,
+            lambda text: tokenizer.encode(text, add_special_tokens=False),
+        )
+
+    def _push(self) -> None:
+        from .models import push_weights
+
+        push_weights(self.raw_generator, self.learner.model)
+
+    # ============================================================ 6-7. stats, eval
+    def _record_stats(self, k: int, rows: list[Any]) -> None:
+        if not self.dist.is_main:
+            return
+        for row in rows:
+            if row.n_with_hint == 0 and row.n_without_hint == 0:
+                continue  # nothing finished: no statistics to store
+            self.registry.record_play_stats(
+                row.env_id,
+                iteration_tag(self.run_id, k),
+                plays_with_hint=row.n_with_hint,
+                plays_without_hint=row.n_without_hint,
+                mean_return_with_hint=row.mean_with_hint,
+                mean_return_without_hint=row.mean_without_hint,
+                win_rate=row.win_rate,
+            )
+
+    def _eval_due(self, k: int) -> bool:
+        every = self.config.eval.every
+        return every > 0 and (k % every == 0 or k == self.config.iterations)
+
+    def _evaluate(self, k: int) -> dict[str, Any]:
+        cfg = self.config.eval
+        started = time.perf_counter()
+        config = self._rollout_config(
+            k,
+            temperature=cfg.temperature,
+            top_p=1.0,
+            seed=cfg.seed,
+            env_seed=cfg.env_seed,
+            max_turns=cfg.max_turns or None,
+            max_tokens=cfg.max_tokens,
+        )
+        episodes = self._run_plays(cfg.envs, cfg.plays, False, config)
+        local = [(e.episode_return, float(e.won)) for e in episodes]
+        results = [v for part in distributed.all_gather_objects(local) for v in part]
+        out = {
+            "eval_return": _mean([r for r, _ in results]),
+            "eval_win_rate": _mean([w for _, w in results]),
+            "seconds_eval": time.perf_counter() - started,
+        }
+        self._say(
+            k,
+            f"eval: return {out['eval_return'] or 0:.3f}, win rate "
+            f"{out['eval_win_rate'] or 0:.2f} on {len(cfg.envs)} held-out environment(s) "
+            f"in {out['seconds_eval']:.1f} s",
+        )
+        return out
+
+    # ============================================================ 8. metrics
+    def _metrics_record(
+        self,
+        k: int,
+        design: dict[str, Any],
+        play: dict[str, Any],
+        rows: list[Any],
+        due: list[Any],
+        rewards: list[float],
+        stats: dict[str, float],
+        evaluation: dict[str, Any],
+    ) -> dict[str, Any]:
+        requested = design.get("requested", 0)
+        record: dict[str, Any] = {
+            "iteration": k,
+            "designer_requested": requested,
+            "designer_registered": design.get("registered", 0),
+            "designer_yield": design.get("registered", 0) / requested if requested else 0.0,
+            "designer_reward": _mean(rewards),
+            "designer_trained": len(due),
+            "envs_played": play["envs"],
+            "plays": play["plays"],
+            "mean_regret": _mean([r.regret for r in rows]),
+            "mean_raw_regret": _mean([r.raw_regret for r in rows]),
+            "win_rate": _mean(play["wins"]),
+            "agent_return_with_hint": _mean(play["with"]),
+            "agent_return_without_hint": _mean(play["without"]),
+            "eval_return": evaluation.get("eval_return"),
+            "eval_win_rate": evaluation.get("eval_win_rate"),
+        }
+        for key in ("loss", "loss_agent", "loss_designer", "tokens_agent", "tokens_designer"):
+            record[key] = stats[key]
+        for key in ("samples_agent", "samples_designer", "grad_norm", "clip_frac", "kl"):
+            record[key] = stats[key]
+        for key in ("tokens_agent", "tokens_designer", "samples_agent", "samples_designer"):
+            record[key] = int(record[key])
+        record.update(
+            seconds_generate=design.get("seconds_generate", 0.0),
+            seconds_validate=design.get("seconds_validate", 0.0),
+            seconds_play=play["seconds"],
+            seconds_eval=evaluation.get("seconds_eval", 0.0),
+        )
+        for field in REJECT_FIELDS:
+            record[field] = design.get("reasons", {}).get(field, 0)
+        return record
+
+    # ============================================================ set-up, resume
+    def setup(self) -> None:
+        """Open the registry, load the models, and resume from a checkpoint if asked."""
+        from .setup import prepare
+
+        prepare(self)
+        self._ready = True
+
+    def _save(self, k: int) -> None:
+        started = time.perf_counter()
+        if self.dist.is_main:
+            state = {
+                "run_id": self.run_id,
+                "rng": capture_rng(),
+                "pending": [[j, [dataclasses.asdict(a) for a in b]] for j, b in self.pending],
+                "fixed_pool": self.fixed_pool,
+                "world_size": self.dist.world_size,
+            }
+            path = save_checkpoint(
+                self.checkpoints,
+                k,
+                learner_state=self.learner.state_dict(),
+                state=state,
+                config_toml=config_to_toml(self.config),
+                metrics=self.metrics.text(),
+                keep=self.config.checkpoint.keep,
+            )
+            self._say(k, f"checkpoint: {path} in {time.perf_counter() - started:.1f} s")
+        distributed.barrier()
+
+    def restore(self, path: Path) -> None:
+        """Continue from the checkpoint at ``path`` (called by :meth:`setup`)."""
+        from ..generator import Attempt
+
+        checkpoint = load_checkpoint(path)
+        saved = config_from_toml(checkpoint.config_toml)
+        ours, theirs = config_to_dict(self.config), config_to_dict(saved)
+        ours.pop("iterations"), theirs.pop("iterations")
+        if ours != theirs:
+            changed = _differences(theirs, ours)
+            raise TrainerError(
+                f"The checkpoint {path} was written with other settings ({changed}). Resume "
+                "with the same preset and --set options (only iterations may change), or use "
+                "a new --run-dir."
+            )
+        self.learner.load_state_dict(checkpoint.learner)
+        restore_rng(checkpoint.state["rng"])
+        self.run_id = checkpoint.state["run_id"]
+        self.pending = [(j, [Attempt(**a) for a in b]) for j, b in checkpoint.state["pending"]]
+        self.fixed_pool = list(checkpoint.state["fixed_pool"])
+        self.start_iteration = checkpoint.iteration
+        self._metrics_text = checkpoint.metrics
+
+    def close(self) -> None:
+        """Release the sandbox validator, the models and the registry."""
+        from .setup import teardown
+
+        teardown(self)
+
+    # ============================================================ small helpers
+    def _say(self, k: int, text: str) -> None:
+        if self._log is not None:
+            self._log(f"[iter {k}/{self.config.iterations}] {text}")
+
+    def _crash(self, k: int, stage: str) -> None:
+        if self._crash_at == f"{k}:{stage}":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> str:
+    changed = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            inner = _differences(a, b, f"{prefix}{key}.")
+            if inner:
+                changed.append(inner)
+        elif a != b:
+            changed.append(f"{prefix}{key}: {json.dumps(a)} -> {json.dumps(b)}")
+    return ", ".join(changed)
+
+
+def new_run_id(run_dir: Path) -> str:
+    """A fresh run id: the run directory's name and 8 random hex digits."""
+    return f"{run_dir.resolve().name or 'run'}-{uuid.uuid4().hex[:8]}"

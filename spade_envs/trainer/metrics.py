@@ -1,0 +1,221 @@
+"""Metrics of a training run: one flat JSON line per iteration, mirrored to TensorBoard.
+
+``RUN_DIR/metrics.jsonl`` holds one JSON object per iteration with the fields of
+:data:`METRIC_FIELDS` (numbers; ``eval_return`` is null on an iteration without an
+evaluation) plus counts of the designer's rejection reasons (``reject_*``).
+``RUN_DIR/tensorboard/`` gets every numeric field as a scalar under ``<group>/<field>``
+when the ``tensorboard`` package is installed (``pip install 'spade-envs[train]'``);
+without it the trainer warns once and writes the JSON lines only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError
+
+__all__ = [
+    "METRIC_FIELDS",
+    "REJECT_FIELDS",
+    "TIMING_FIELDS",
+    "MetricsWriter",
+    "read_metrics",
+    "reject_field",
+]
+
+#: The fields every line has (the run directory contract).
+METRIC_FIELDS = (
+    "iteration",
+    "designer_requested",
+    "designer_registered",
+    "designer_yield",
+    "designer_reward",
+    "designer_trained",
+    "envs_played",
+    "plays",
+    "mean_regret",
+    "mean_raw_regret",
+    "win_rate",
+    "agent_return_with_hint",
+    "agent_return_without_hint",
+    "eval_return",
+    "eval_win_rate",
+    "loss",
+    "loss_agent",
+    "loss_designer",
+    "tokens_agent",
+    "tokens_designer",
+    "samples_agent",
+    "samples_designer",
+    "grad_norm",
+    "clip_frac",
+    "kl",
+    "generated_tokens",
+    "tokens_per_s",
+    "train_tokens_per_s",
+    "seconds_generate",
+    "seconds_validate",
+    "seconds_play",
+    "seconds_update",
+    "seconds_eval",
+    "seconds_iteration",
+)
+#: Fields that measure time: they differ between two runs that are otherwise the same.
+TIMING_FIELDS = tuple(
+    f for f in METRIC_FIELDS if f.startswith("seconds_") or f.endswith("tokens_per_s")
+)
+#: Why designer attempts were rejected, as counted fields.
+REJECT_FIELDS = (
+    "reject_model_error",
+    "reject_no_code",
+    "reject_truncated",
+    "reject_invalid",
+    "reject_not_novel",
+    "reject_other",
+)
+
+
+def reject_field(reason: str) -> str:
+    """The ``reject_*`` field a designer rejection reason is counted under."""
+    if reason.startswith("model error") or reason.startswith("prompt"):
+        return "reject_model_error"
+    if reason.startswith("truncated"):
+        return "reject_truncated"
+    if reason.startswith("no usable code"):
+        return "reject_no_code"
+    if reason.startswith("invalid"):
+        return "reject_invalid"
+    if reason.startswith("not novel"):
+        return "reject_not_novel"
+    return "reject_other"
+
+
+def _group(name: str) -> str:
+    if name.startswith(("seconds_", "tokens_per", "train_tokens", "generated")):
+        return "time"
+    if name.startswith(("loss", "grad", "clip", "kl", "tokens_", "samples_")):
+        return "update"
+    if name.startswith(("designer", "reject")):
+        return "designer"
+    if name.startswith("eval"):
+        return "eval"
+    return "agent"
+
+
+class MetricsWriter:
+    """Appends metric lines to ``RUN_DIR/metrics.jsonl`` and TensorBoard scalars.
+
+    Args:
+        run_dir: The run directory.
+        start_iteration: The last iteration already recorded (on resume): TensorBoard
+            events of later steps left by a killed run are purged.
+        tensorboard: Whether to write TensorBoard events (when the package is installed).
+    """
+
+    def __init__(self, run_dir: str | Path, *, start_iteration: int = 0, tensorboard: bool = True):
+        self.path = Path(run_dir) / "metrics.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tb: Any = None
+        if tensorboard:
+            self._tb = _summary_writer(Path(run_dir) / "tensorboard", start_iteration + 1)
+
+    @property
+    def tensorboard(self) -> bool:
+        """Whether TensorBoard events are written."""
+        return self._tb is not None
+
+    def write(self, record: Mapping[str, Any]) -> str:
+        """Append one iteration's record; returns the JSON line written.
+
+        Raises:
+            SpadeError: A value is not a number, bool, string or None.
+        """
+        clean: dict[str, Any] = {}
+        for key, value in record.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                value = None  # JSON has no NaN
+            if value is not None and not isinstance(value, (bool, int, float, str)):
+                raise SpadeError(f"Metric {key!r} must be a number or string, got {value!r}.")
+            clean[key] = value
+        line = json.dumps(clean, sort_keys=False)
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if self._tb is not None:
+            step = int(clean.get("iteration", 0))
+            for key, value in clean.items():
+                if key != "iteration" and isinstance(value, (int, float)) and value is not True:
+                    self._tb.add_scalar(f"{_group(key)}/{key}", float(value), step)
+            self._tb.flush()
+        return line
+
+    def text(self) -> str:
+        """Everything written so far (for the checkpoint's copy)."""
+        return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+
+    def reset(self, text: str) -> None:
+        """Replace the file with ``text`` (a checkpoint's copy, on resume)."""
+        tmp = self.path.with_name(self.path.name + ".partial")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(self.path)
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+            self._tb = None
+
+
+_WARNED = False
+
+
+def _summary_writer(log_dir: Path, purge_step: int) -> Any:
+    global _WARNED
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        if not _WARNED:
+            warnings.warn(
+                "tensorboard is not installed: metrics go to metrics.jsonl only. Install it "
+                "with: pip install tensorboard",
+                stacklevel=3,
+            )
+            _WARNED = True
+        return None
+    return SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a ``metrics.jsonl`` (or of ``RUN_DIR/metrics.jsonl``).
+
+    Raises:
+        SpadeError: The file is missing or a line is not a JSON object.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "metrics.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SpadeError(
+            f"Cannot read metrics from {path}: {exc}. Pass a run directory written by "
+            "`spade-envs train`."
+        ) from exc
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise SpadeError(f"{path}:{number} is not JSON ({exc}).") from exc
+        if not isinstance(record, dict):
+            raise SpadeError(f"{path}:{number} is not a JSON object.")
+        records.append(record)
+    return records

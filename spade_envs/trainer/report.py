@@ -1,0 +1,187 @@
+"""Curves of a training run: PNG plots from ``metrics.jsonl``, and a summary table.
+
+``spade-envs report RUN_DIR`` writes ``RUN_DIR/plots/``:
+
+- ``returns.png``: agent return with and without the hint, evaluation return, win rate;
+- ``regret.png``: mean regret (floored, the designer's reward) and raw regret;
+- ``designer.png``: designer yield and the mean designer reward;
+- ``losses.png``: the GRPO loss, per role;
+- ``throughput.png``: generated tokens per second and trained tokens per second;
+- ``time.png``: where each iteration's time went (generate, validate, play, update, eval).
+
+matplotlib (with its non-interactive Agg backend) is imported only here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError
+from .metrics import read_metrics
+
+__all__ = ["PLOTS", "draw_report", "summary_table"]
+
+#: Each plot: file name, title, y label, and the (field, label) curves it draws.
+PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "returns.png",
+        "Agent returns",
+        "mean return",
+        (
+            ("agent_return_with_hint", "with hint"),
+            ("agent_return_without_hint", "without hint"),
+            ("eval_return", "held-out evaluation"),
+            ("win_rate", "win rate (no hint)"),
+        ),
+    ),
+    (
+        "regret.png",
+        "Regret",
+        "regret",
+        (("mean_regret", "mean regret (floored)"), ("mean_raw_regret", "mean raw regret")),
+    ),
+    (
+        "designer.png",
+        "Designer",
+        "share / reward",
+        (("designer_yield", "yield (registered / requested)"), ("designer_reward", "reward")),
+    ),
+    (
+        "losses.png",
+        "GRPO loss",
+        "loss",
+        (("loss", "total"), ("loss_agent", "agent"), ("loss_designer", "designer")),
+    ),
+    (
+        "throughput.png",
+        "Throughput",
+        "tokens / s",
+        (("tokens_per_s", "generated"), ("train_tokens_per_s", "trained")),
+    ),
+)
+_TIME_SPLIT = (
+    ("seconds_generate", "generate"),
+    ("seconds_validate", "validate"),
+    ("seconds_play", "play"),
+    ("seconds_update", "update"),
+    ("seconds_eval", "eval"),
+)
+
+
+def _series(records: Sequence[dict[str, Any]], field: str) -> tuple[list[int], list[float]]:
+    xs, ys = [], []
+    for record in records:
+        value = record.get(field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if math.isfinite(value):
+                xs.append(int(record.get("iteration", len(xs) + 1)))
+                ys.append(float(value))
+    return xs, ys
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise SpadeError(
+            "Plots need matplotlib: pip install 'spade-envs[train]' (or pip install matplotlib)."
+        ) from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw_report(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+    """Draw the curves of ``RUN_DIR/metrics.jsonl`` as PNG files.
+
+    Args:
+        run_dir: A run directory written by ``spade-envs train``.
+        out_dir: Where the PNGs go (default ``RUN_DIR/plots``).
+
+    Returns:
+        The files written.
+
+    Raises:
+        SpadeError: No metrics, or matplotlib is missing.
+    """
+    records = read_metrics(run_dir)
+    if not records:
+        raise SpadeError(f"{run_dir} has no metrics yet: train at least one iteration first.")
+    plt = _pyplot()
+    out = Path(out_dir) if out_dir is not None else Path(run_dir) / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, title, ylabel, curves in PLOTS:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        for field, label in curves:
+            xs, ys = _series(records, field)
+            if xs:
+                ax.plot(xs, ys, marker="o", label=label)
+        _finish(ax, title, ylabel)
+        written.append(_save(fig, out / name, plt))
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    iterations = [int(r.get("iteration", i + 1)) for i, r in enumerate(records)]
+    bottom = [0.0] * len(records)
+    for field, label in _TIME_SPLIT:
+        heights = [float(r.get(field) or 0.0) for r in records]
+        ax.bar(iterations, heights, bottom=bottom, label=label)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    _finish(ax, "Time per iteration", "seconds")
+    written.append(_save(fig, out / "time.png", plt))
+    return written
+
+
+def _finish(ax: Any, title: str, ylabel: str) -> None:
+    ax.set_title(title)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    handles, _labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes)
+
+
+def _save(fig: Any, path: Path, plt: Any) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _cell(value: Any, spec: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "-"
+    return format(value, spec)
+
+
+def summary_table(records: Sequence[dict[str, Any]]) -> str:
+    """One row per iteration: yield, regret, returns, evaluation, loss, tokens, time."""
+    columns = (
+        ("iter", "iteration", "d", 4),
+        ("yield", "designer_yield", ".2f", 5),
+        ("regret", "mean_regret", ".3f", 6),
+        ("ret+hint", "agent_return_with_hint", ".3f", 8),
+        ("ret-hint", "agent_return_without_hint", ".3f", 8),
+        ("eval", "eval_return", ".3f", 6),
+        ("loss", "loss", ".4f", 8),
+        ("tok agent", "tokens_agent", "d", 9),
+        ("tok design", "tokens_designer", "d", 10),
+        ("seconds", "seconds_iteration", ".0f", 7),
+    )
+    head = " ".join(f"{title:>{width}}" for title, _, _, width in columns)
+    lines = [head, "-" * len(head)]
+    for record in records:
+        lines.append(
+            " ".join(
+                f"{_cell(record.get(field), spec):>{width}}" for _, field, spec, width in columns
+            )
+        )
+    if not records:
+        lines.append("(no iterations recorded)")
+    return "\n".join(lines)
