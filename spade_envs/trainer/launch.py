@@ -311,8 +311,11 @@ def _sky_importable() -> bool:
 
 
 def find_sky(sky_bin: str | None = None) -> SkyRunner:
-    """Find SkyPilot: ``sky_bin``, ``$SPADE_SKY_BIN``, ``sky`` on PATH or beside this
-    Python, ``.venv-sky/bin/sky`` next to the checkout, else ``import sky``.
+    """Find SkyPilot, preferring its command line.
+
+    In order: ``sky_bin``, ``$SPADE_SKY_BIN``, ``sky`` on PATH, ``sky`` beside this
+    Python, ``.venv-sky/bin/sky`` in the checkout, else the Python API when ``sky`` is
+    importable here.
 
     Raises:
         LaunchError: When none of them exists, with the install command.

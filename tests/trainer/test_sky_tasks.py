@@ -5,15 +5,18 @@ the schema checks run ``sky.Task.from_yaml`` there in a subprocess, all files in
 call. In CI a missing ``.venv-sky`` fails these tests (``.ci/run`` builds it); locally
 they skip with the command that builds it.
 
-The end-to-end test runs each task's ``run`` script with bash on this machine, with the
-variables SkyPilot would set for one node of one CPU "GPU", the ``cpu-test`` preset, a
-tmp directory as the checkpoint bucket and a tmp SQLite registry.
+The end-to-end tests run each task's ``run`` script with bash on this machine, with the
+variables SkyPilot would set on each node (one CPU "GPU" per node), the ``cpu-test``
+preset on the trainer tests' tiny model, a tmp directory as the checkpoint bucket and a
+tmp SQLite registry: one node, then a recovery on an empty node; and two nodes at once.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -243,45 +246,106 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", TASKS, ids=[p.stem for p in TASKS])
-def test_task_run_script_trains_locally_with_the_cpu_preset(path, tmp_path):
-    """The task's `run`, as SkyPilot would start it on one node with one device."""
-    task = yaml.safe_load(path.read_text())
-    bucket = tmp_path / "bucket"
-    env = {
-        **os.environ,
-        **{k: str(v) for k, v in task["envs"].items()},
-        "SKYPILOT_NUM_NODES": "1",
-        "SKYPILOT_NODE_RANK": "0",
-        "SKYPILOT_NODE_IPS": "127.0.0.1\n",
-        "SKYPILOT_NUM_GPUS_PER_NODE": "1",
-        "PRESET": "cpu-test",
-        "RUN_NAME": "local-test",
-        "RUN_DIR": str(tmp_path / "run"),
-        "CHECKPOINT_MOUNT": str(bucket),
-        "SPADE_REGISTRY_URL": f"sqlite:///{tmp_path / 'registry.db'}",
-        "SPADE_VENV": sys.prefix,
-        "MASTER_PORT": str(free_port()),
-        "HF_HUB_OFFLINE": "1",
-    }
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from .trainer_support import save_tiny_llama
+
+    return save_tiny_llama(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def node_env(task: dict, tmp: Path, model: Path, *, rank: int, nodes: int, port: int, args: str):
+    """What SkyPilot sets on node ``rank`` (one device each), plus the local stand-ins:
+    a tmp directory as the bucket, a tmp SQLite registry, this venv as the node's venv,
+    and the tiny model with the cheap settings the trainer's own resume tests use."""
+    from .trainer_support import RESUME_SETTINGS
+
+    sets = " ".join(f"--set {s}" for s in [f"model.spec={model}", *RESUME_SETTINGS])
+    env = {**os.environ, **{k: str(v) for k, v in task["envs"].items()}}
     env.pop("SPADE_CHECKPOINT_DIR", None)
-    proc = subprocess.run(
-        ["bash", "-c", task["run"]],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    env.update(
+        SKYPILOT_NUM_NODES=str(nodes),
+        SKYPILOT_NODE_RANK=str(rank),
+        SKYPILOT_NODE_IPS="127.0.0.1\n" * nodes,
+        SKYPILOT_NUM_GPUS_PER_NODE="1",
+        PRESET="cpu-test",
+        RUN_NAME="local",
+        RUN_DIR=str(tmp / f"run-node{rank}"),
+        CHECKPOINT_MOUNT=str(tmp / "bucket"),
+        SPADE_REGISTRY_URL=f"sqlite:///{tmp / 'registry.db'}",
+        SPADE_VENV=sys.prefix,
+        MASTER_PORT=str(port),
+        SPADE_TRAIN_ARGS=f"{sets} {args}",
+        HF_HUB_OFFLINE="1",
+        OMP_NUM_THREADS="1",
     )
-    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-5000:])
-    assert "spade-envs: node 0 of 1, 1 process(es), head 127.0.0.1" in proc.stdout
-    # Checkpoints went to the bucket, metrics to the run dir, and a copy of the run dir
-    # (without checkpoints) next to them at the end.
-    checkpoints = sorted((bucket / "local-test" / "checkpoints").glob("iter-*"))
-    assert checkpoints, proc.stdout[-3000:]
-    metrics = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
-    assert metrics and all(json.loads(line)["iteration"] >= 0 for line in metrics)
-    copied = bucket / "local-test" / "run"
-    assert (copied / "metrics.jsonl").read_text().splitlines() == metrics
-    assert not (copied / "checkpoints").exists()
+    return env
+
+
+def run_nodes(path: Path, tmp: Path, model: Path, *, nodes: int, args: str) -> list[str]:
+    """Run the task's `run` script once per node, all at once; return each node's stdout."""
+    task = yaml.safe_load(path.read_text())
+    port = free_port()
+    procs = [
+        subprocess.Popen(
+            ["bash", "-c", task["run"]],
+            cwd=REPO,
+            env=node_env(task, tmp, model, rank=rank, nodes=nodes, port=port, args=args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(nodes)
+    ]
+    outputs = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=600)
+        finally:
+            proc.kill()
+        assert proc.returncode == 0, (out[-3000:], err[-5000:])
+        outputs.append(out + err)
+    return outputs
+
+
+def iterations(metrics: Path) -> list[int]:
+    return [json.loads(line)["iteration"] for line in metrics.read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_single_node_run_trains_then_recovers_from_the_bucket(tiny_model, tmp_path):
+    """The single-node task's `run`, then the same `run` on a "new node" (empty run
+    directory) as a managed-job recovery would start it: it resumes from the bucket."""
+    path = L.SKY_DIR / "train-1node.yaml"
+    (first,) = run_nodes(path, tmp_path, tiny_model, nodes=1, args="--iterations 1")
+    assert "spade-envs: node 0 of 1, 1 process(es), head 127.0.0.1" in first
+    checkpoints = tmp_path / "bucket" / "local" / "checkpoints"
+    assert sorted(p.name for p in checkpoints.glob("iter-*")) == ["iter-0001"]
+    assert iterations(tmp_path / "run-node0" / "metrics.jsonl") == [1]
+    # The run directory's files were copied next to the checkpoints, without checkpoints.
+    copied = tmp_path / "bucket" / "local" / "run"
+    assert iterations(copied / "metrics.jsonl") == [1]
+    assert (copied / "config.toml").is_file() and not (copied / "checkpoints").exists()
+
+    shutil.rmtree(tmp_path / "run-node0")  # the recovered job lands on a fresh machine
+    (second,) = run_nodes(path, tmp_path, tiny_model, nodes=1, args="--iterations 2")
+    assert f"from {checkpoints / 'iter-0001'}" in second
+    assert sorted(p.name for p in checkpoints.glob("iter-*")) == ["iter-0001", "iter-0002"]
+    assert iterations(tmp_path / "run-node0" / "metrics.jsonl") == [1, 2]
+    assert iterations(copied / "metrics.jsonl") == [1, 2]
+
+
+@pytest.mark.slow
+def test_multinode_run_joins_two_local_nodes_into_one_job(tiny_model, tmp_path):
+    """The multi-node task's `run` on two "nodes" of this machine: torchrun gets the node
+    count, rank and head address from the SkyPilot variables and forms one 2-process job."""
+    path = L.SKY_DIR / "train-multinode.yaml"
+    head, worker = run_nodes(path, tmp_path, tiny_model, nodes=2, args="--iterations 1")
+    assert "spade-envs: node 0 of 2, 1 process(es), head 127.0.0.1" in head
+    assert "spade-envs: node 1 of 2, 1 process(es), head 127.0.0.1" in worker
+    assert re.search(r"run \S+: selfplay, .*, 2 process\(es\)", head)  # the trainer's world
+    checkpoints = tmp_path / "bucket" / "local" / "checkpoints"
+    assert sorted(p.name for p in checkpoints.glob("iter-*")) == ["iter-0001"]
+    assert iterations(tmp_path / "run-node0" / "metrics.jsonl") == [1]
+    # Only the head node copies the run directory to the bucket.
+    assert iterations(tmp_path / "bucket" / "local" / "run" / "metrics.jsonl") == [1]
+    assert not (tmp_path / "run-node1" / "metrics.jsonl").exists()
