@@ -58,6 +58,10 @@ REGISTRY_SECRET = "SPADE_REGISTRY_URL"
 _DEFAULT_NODES = {"multinode": 2}
 
 _GPUS = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?::(?P<count>[0-9]+))?$")
+# H100x8, A100*4: a count glued to the name (no accelerator is named like that).
+_GPUS_TYPO = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_.-]*?)(?:(?<=[0-9])[xX]|\*)(?P<count>[0-9]+)$"
+)
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
@@ -132,6 +136,12 @@ class LaunchConfig:
 
     def __post_init__(self) -> None:
         if self.gpus is not None and self.gpus.lower() != "none":
+            typo = _GPUS_TYPO.match(self.gpus)
+            if typo is not None:
+                raise LaunchError(
+                    f"--gpus {self.gpus!r}: the count follows a colon, as in "
+                    f"{typo['name']}:{typo['count']}."
+                )
             match = _GPUS.match(self.gpus)
             if match is None or (match["count"] is not None and int(match["count"]) < 1):
                 raise LaunchError(

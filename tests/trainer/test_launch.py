@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spade_envs.cli import main
 from spade_envs.trainer import launch as L
@@ -151,6 +153,30 @@ def test_preset_file_inside_the_checkout_is_passed_relative(presets, tmp_path):
     assert "is not a spade-envs checkout" in not_checkout.output
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    name=st.from_regex(r"[A-Z][A-Za-z0-9-]{0,10}", fullmatch=True),
+    count=st.integers(1, 64),
+    nodes=st.integers(1, 64),
+    values=st.lists(st.text(max_size=30), max_size=4),
+)
+def test_rendered_values_survive_yaml_exactly(name, count, nodes, values):
+    """Whatever the values (quotes, colons, '#', newlines, unicode), the rendered YAML
+    reads back as exactly the overrides given."""
+    envs = tuple(f"V{i}={value}" for i, value in enumerate(values))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(L, "available_presets", lambda: ["gpu-8x"])
+        config = L.LaunchConfig(
+            preset="gpu-8x", gpus=f"{name}:{count}", nodes=nodes, envs=envs, workdir=REPO
+        )
+        _, text = L.render_task(config)
+    task = yaml.safe_load(text)
+    assert task["resources"]["accelerators"] == f"{name}:{count}"
+    assert task["num_nodes"] == nodes
+    for i, value in enumerate(values):
+        assert task["envs"][f"V{i}"] == value
+
+
 # --- bad input ----------------------------------------------------------------------------
 
 
@@ -159,6 +185,18 @@ def test_bad_gpus_format_is_refused(presets, gpus):
     result = invoke("--preset", "gpu-8x", "--gpus", gpus, "--dryrun")
     assert result.exit_code == 2
     assert "is not NAME[:COUNT]" in result.output
+
+
+@pytest.mark.parametrize(("gpus", "fix"), [("H100x8", "H100:8"), ("A100-80GB*4", "A100-80GB:4")])
+def test_count_glued_to_the_gpu_name_is_refused_with_the_fix(presets, gpus, fix):
+    result = invoke("--preset", "gpu-8x", "--gpus", gpus, "--dryrun")
+    assert result.exit_code == 2
+    assert f"the count follows a colon, as in {fix}." in result.output
+
+
+@pytest.mark.parametrize("gpus", ["L4", "A100-80GB:8", "tpu-v4-8", "H100:16", "none"])
+def test_good_gpus_are_accepted(presets, gpus):
+    assert invoke("--preset", "gpu-8x", "--gpus", gpus, "--dryrun").exit_code == 0
 
 
 def test_unknown_preset_suggests_a_close_match(presets):
