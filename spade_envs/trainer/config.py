@@ -17,7 +17,6 @@ the close matches.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import typing
 from collections.abc import Mapping, Sequence
@@ -592,7 +591,17 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # JSON strings are TOML basic strings
+        # A TOML basic string: quotes, backslashes and every control character escaped
+        # (JSON leaves DEL as it is, which TOML forbids).
+        out = []
+        for char in value:
+            if char in '"\\':
+                out.append("\\" + char)
+            elif ord(char) < 0x20 or ord(char) == 0x7F:
+                out.append(f"\\u{ord(char):04X}")
+            else:
+                out.append(char)
+        return '"' + "".join(out) + '"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise ConfigError(f"Cannot write {value!r} to TOML.")

@@ -566,21 +566,24 @@ class SelfPlayTrainer:
             self._say(k, f"checkpoint: {path} in {time.perf_counter() - started:.1f} s")
         distributed.barrier()
 
+    def check_resumable(self, path: Path) -> None:
+        """Refuse a checkpoint written with other settings (only ``iterations`` may change):
+        read before any model is loaded, so the mistake costs nothing."""
+        saved = config_from_toml((path / "config.toml").read_text(encoding="utf-8"))
+        ours, theirs = config_to_dict(self.config), config_to_dict(saved)
+        ours.pop("iterations"), theirs.pop("iterations")
+        if ours != theirs:
+            raise TrainerError(
+                f"The checkpoint {path} was written with other settings "
+                f"({_differences(theirs, ours)}). Resume with the same preset and --set "
+                "options (only iterations may change), or use a new --run-dir."
+            )
+
     def restore(self, path: Path) -> None:
         """Continue from the checkpoint at ``path`` (called by :meth:`setup`)."""
         from ..generator import Attempt
 
         checkpoint = load_checkpoint(path)
-        saved = config_from_toml(checkpoint.config_toml)
-        ours, theirs = config_to_dict(self.config), config_to_dict(saved)
-        ours.pop("iterations"), theirs.pop("iterations")
-        if ours != theirs:
-            changed = _differences(theirs, ours)
-            raise TrainerError(
-                f"The checkpoint {path} was written with other settings ({changed}). Resume "
-                "with the same preset and --set options (only iterations may change), or use "
-                "a new --run-dir."
-            )
         self.learner.load_state_dict(checkpoint.learner)
         restore_rng(checkpoint.state["rng"])
         self.run_id = checkpoint.state["run_id"]

@@ -157,7 +157,7 @@ def _save(fig: Any, path: Path, plt: Any) -> Path:
 def _cell(value: Any, spec: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "-"
-    return format(value, spec)
+    return format(round(value) if spec == "d" else value, spec)
 
 
 def summary_table(records: Sequence[dict[str, Any]]) -> str:

@@ -113,6 +113,8 @@ def prepare(trainer: Any) -> None:
     trainer.run_dir.mkdir(parents=True, exist_ok=True)
     trainer.checkpoints = checkpoint_root(trainer.run_dir, cfg.checkpoint.dir)
     resume_from = _check_resume(trainer)
+    if resume_from is not None:
+        trainer.check_resumable(resume_from)
     trainer.run_id = _run_id(trainer)
 
     # The registry: rank 0 creates the schema and the seeds before the others open it.

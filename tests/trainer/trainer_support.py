@@ -2,8 +2,10 @@
 designer that writes a valid environment now and then, and the run worker the resume
 test starts (and kills) as a subprocess.
 
-Usage of the worker: ``python -m tests.trainer.trainer_support MODEL_DIR RUN_DIR [KEY=VALUE ...]``
-(from the repository root; ``SPADE_TRAINER_CRASH_AT`` makes it kill itself).
+Usage of the worker, from the repository root (``SPADE_TRAINER_CRASH_AT`` makes it kill
+itself; under ``torchrun -m`` each process is one rank)::
+
+    python -m tests.trainer.trainer_support MODEL_DIR RUN_DIR [KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -166,15 +168,24 @@ RESUME_SETTINGS = (
 
 
 def run_worker(model_dir: str, run_dir: str, overrides: Sequence[str]) -> None:
-    """Train a cpu-test run with the tiny model and the scripted designer."""
+    """Train a cpu-test run with the tiny model and the scripted designer (under torchrun,
+    as one rank of the job)."""
     import torch
 
     from spade_envs.trainer.config import load_config
+    from spade_envs.trainer.distributed import init_distributed, shutdown
     from spade_envs.trainer.loop import SelfPlayTrainer
 
     torch.set_num_threads(1)
     config = load_config("cpu-test", [f"model.spec={model_dir}", *RESUME_SETTINGS, *overrides])
-    SelfPlayTrainer(config, run_dir, wrap_generator=ScriptedDesigner, log=print).run()
+    dist = init_distributed()
+    try:
+        trainer = SelfPlayTrainer(
+            config, run_dir, dist=dist, wrap_generator=ScriptedDesigner, log=print
+        )
+        trainer.run()
+    finally:
+        shutdown()
 
 
 if __name__ == "__main__":

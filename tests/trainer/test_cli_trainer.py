@@ -1,0 +1,119 @@
+"""spade-envs train / report and python -m spade_envs.trainer, through click's CliRunner."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from spade_envs.cli import main
+from spade_envs.trainer.metrics import read_metrics
+
+from ..model_support import torch_threads
+from .trainer_support import RESUME_SETTINGS, save_tiny_llama
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _need(*modules: str) -> None:
+    for name in modules:
+        if os.environ.get("CI"):  # in CI a missing dependency fails
+            importlib.import_module(name)
+        else:
+            pytest.importorskip(name)
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in ("SPADE_REGISTRY_URL", "SPADE_CHECKPOINT_DIR", "SPADE_TRAINER_CRASH_AT"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_train_then_report(tmp_path, clean_env):
+    _need("torch", "transformers", "matplotlib")
+    import torch
+
+    model = save_tiny_llama(tmp_path / "model")
+    run = tmp_path / "run"
+    settings = [item for s in (f"model.spec={model}", *RESUME_SETTINGS) for item in ("--set", s)]
+    runner = CliRunner()
+    with torch_threads(torch.get_num_threads()):  # the preset sets 1 thread: put it back
+        result = runner.invoke(
+            main,
+            [
+                "train",
+                "--preset",
+                "cpu-test",
+                "--run-dir",
+                str(run),
+                "--iterations",
+                "1",
+                *settings,
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert "[iter 1/1] design:" in result.output and "[iter 1/1] update:" in result.output
+    assert "iter yield regret" in result.output and f"spade-envs report {run}" in result.output
+    assert [r["iteration"] for r in read_metrics(run)] == [1]
+    assert (run / "config.toml").is_file() and (run / "checkpoints" / "iter-0001").is_dir()
+
+    # Run again: already finished, it only prints the summary.
+    again = runner.invoke(
+        main,
+        ["train", "--preset", "cpu-test", "--run-dir", str(run), "--iterations", "1", *settings],
+    )
+    assert again.exit_code == 0, again.output
+    assert "[iter" not in again.output and "iter yield regret" in again.output
+
+    report = runner.invoke(main, ["report", str(run)])
+    assert report.exit_code == 0, report.output
+    assert "wrote 6 plots" in report.output
+    assert sorted(p.name for p in (run / "plots").iterdir()) == [
+        "designer.png",
+        "losses.png",
+        "regret.png",
+        "returns.png",
+        "throughput.png",
+        "time.png",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--preset", "cpu-tinyy"], "Did you mean 'cpu-tiny'"),
+        (["--set", "grpo.lr=1"], "Unknown setting 'grpo.lr'"),
+        (["--set", "iterations"], "--set needs key=value"),
+        (["--resume", "sometimes"], "Invalid value for '--resume'"),
+    ],
+)
+def test_train_refuses_bad_options_before_loading_anything(tmp_path, clean_env, args, message):
+    result = CliRunner().invoke(main, ["train", "--run-dir", str(tmp_path / "r"), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_of_a_directory_without_metrics(tmp_path):
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "Cannot read metrics" in result.output
+
+
+def test_python_m_spade_envs_trainer_is_the_train_command():
+    done = subprocess.run(
+        [sys.executable, "-m", "spade_envs.trainer", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-m spade_envs.trainer [OPTIONS]" in done.stdout
+    assert "--resume [auto|never|always]" in done.stdout and "--set KEY=VALUE" in done.stdout

@@ -1,0 +1,56 @@
+"""spade-envs report: PNG curves from metrics.jsonl and the summary table."""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import pytest
+
+from spade_envs.error import SpadeError
+from spade_envs.trainer.metrics import METRIC_FIELDS, MetricsWriter
+from spade_envs.trainer.report import PLOTS, draw_report, summary_table
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _run_dir(tmp_path, iterations=3):
+    writer = MetricsWriter(tmp_path, tensorboard=False)
+    for i in range(1, iterations + 1):
+        record = dict.fromkeys(METRIC_FIELDS, 0.5)
+        record.update(iteration=i, eval_return=None if i == 2 else 0.25 * i, tokens_agent=10 * i)
+        writer.write(record)
+    return tmp_path
+
+
+def test_report_draws_every_plot_as_png(tmp_path):
+    if os.environ.get("CI"):
+        importlib.import_module("matplotlib")
+    else:
+        pytest.importorskip("matplotlib")
+    paths = draw_report(_run_dir(tmp_path))
+    names = sorted(p.name for p in paths)
+    assert names == sorted([name for name, *_ in PLOTS] + ["time.png"])
+    for path in paths:
+        assert path.parent == tmp_path / "plots"
+        assert path.read_bytes()[:8] == PNG and path.stat().st_size > 5_000
+    elsewhere = draw_report(tmp_path, tmp_path / "other")
+    assert all(p.parent == tmp_path / "other" for p in elsewhere)
+
+
+def test_report_needs_metrics(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text("")
+    with pytest.raises(SpadeError, match="has no metrics yet"):
+        draw_report(tmp_path)
+
+
+def test_summary_table_has_a_row_per_iteration_and_dashes_for_missing_values(tmp_path):
+    from spade_envs.trainer.metrics import read_metrics
+
+    table = summary_table(read_metrics(_run_dir(tmp_path)))
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["iter", "yield", "regret"]
+    assert len(lines) == 2 + 3
+    assert lines[3].split()[0] == "2" and "-" in lines[3].split()  # no evaluation there
+    assert lines[4].split()[-3] == "30"  # tokens_agent of iteration 3
+    assert "(no iterations recorded)" in summary_table([])
