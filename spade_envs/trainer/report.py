@@ -136,6 +136,9 @@ def draw_report(run_dir: str | Path, out_dir: str | Path | None = None) -> list[
 
 
 def _finish(ax: Any, title: str, ylabel: str) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # iterations are whole numbers
     ax.set_title(title)
     ax.set_xlabel("iteration")
     ax.set_ylabel(ylabel)

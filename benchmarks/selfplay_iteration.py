@@ -1,0 +1,105 @@
+"""Self-play iteration: where the wall time of one iteration goes, and the bottleneck.
+
+Runs the self-play trainer on a preset (default ``cpu-tiny``, the main job: SmolLM2-135M
+on the CPU) in a scratch run directory and splits each iteration's wall time into
+
+- generate: the designer's model calls,
+- validate: the rest of the designer stage (static checks, sandboxed validation and
+  fuzzing, novelty against memory, registration),
+- play: the agent's plays with and without the hint (model calls and sandboxed
+  environment steps),
+- update: the GRPO step on both roles (and the weight push to vLLM, when used),
+- eval: the plays on held-out seed environments,
+- other: registry statistics, memory, metrics, checkpoint,
+
+with each part's share of the iteration and the tokens per second of generation and of
+the update. The bottleneck is the largest share.
+
+    python benchmarks/selfplay_iteration.py                       # cpu-tiny, 1 iteration
+    python benchmarks/selfplay_iteration.py --iterations 2 --set designer.max_tokens=128
+    python benchmarks/selfplay_iteration.py --preset cpu-test     # the test preset
+
+Model loading and setup are timed apart (they happen once per run). Never collected by
+pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+STAGES = (
+    ("generate", "seconds_generate"),
+    ("validate", "seconds_validate"),
+    ("play", "seconds_play"),
+    ("update", "seconds_update"),
+    ("eval", "seconds_eval"),
+)
+
+
+def split(record: dict) -> dict[str, float]:
+    """Seconds of each stage of one metrics record, ``other`` being the remainder."""
+    parts = {name: float(record.get(field) or 0.0) for name, field in STAGES}
+    parts["other"] = max(0.0, float(record["seconds_iteration"]) - sum(parts.values()))
+    return parts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="cpu-tiny")
+    parser.add_argument("--iterations", type=int, default=1)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="K=V")
+    args = parser.parse_args()
+
+    import torch
+
+    from spade_envs.trainer.config import load_config
+    from spade_envs.trainer.loop import SelfPlayTrainer
+
+    config = load_config(args.preset, [*args.overrides, f"iterations={args.iterations}"])
+    os.environ.pop("SPADE_REGISTRY_URL", None)
+    os.environ.pop("SPADE_CHECKPOINT_DIR", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = SelfPlayTrainer(config, tmp)
+        started = time.perf_counter()
+        trainer.setup()
+        setup_seconds = time.perf_counter() - started
+        try:
+            records = [trainer.iteration(k) for k in range(1, args.iterations + 1)]
+        finally:
+            trainer.close()
+    print(
+        f"preset {args.preset}: {config.model.spec}, torch threads {torch.get_num_threads()}, "
+        f"{os.cpu_count()} CPUs; setup (model load, registry, sandbox) {setup_seconds:.1f} s"
+    )
+    names = [name for name, _ in STAGES] + ["other"]
+    head = f"{'iter':>4} {'total s':>8} " + " ".join(f"{n:>14}" for n in names)
+    print(head)
+    print("-" * len(head))
+    totals = dict.fromkeys(names, 0.0)
+    for record in records:
+        parts = split(record)
+        total = float(record["seconds_iteration"])
+        cells = " ".join(f"{parts[n]:>7.1f} ({parts[n] / total:>4.0%})" for n in names)
+        print(f"{record['iteration']:>4} {total:>8.1f} {cells}")
+        for name in names:
+            totals[name] += parts[name]
+    whole = sum(totals.values())
+    print("-" * len(head))
+    mean = " ".join(f"{totals[n] / len(records):>7.1f} ({totals[n] / whole:>4.0%})" for n in names)
+    print(f"{'mean':>4} {whole / len(records):>8.1f} {mean}")
+    for record in records:
+        print(
+            f"iteration {record['iteration']}: generated {record['generated_tokens']} tokens at "
+            f"{record['tokens_per_s']:.1f}/s; update on {record['tokens_agent']} agent + "
+            f"{record['tokens_designer']} designer tokens at "
+            f"{record['train_tokens_per_s']:.1f}/s"
+        )
+    bottleneck = max(totals, key=totals.get)
+    print(f"bottleneck: {bottleneck} ({totals[bottleneck] / whole:.0%} of the iteration time)")
+
+
+if __name__ == "__main__":
+    main()
