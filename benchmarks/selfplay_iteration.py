@@ -55,7 +55,7 @@ def main() -> None:
 
     import torch
 
-    from spade_envs.trainer.config import load_config
+    from spade_envs.trainer.config_io import load_config
     from spade_envs.trainer.loop import SelfPlayTrainer
 
     config = load_config(args.preset, [*args.overrides, f"iterations={args.iterations}"])

@@ -66,7 +66,7 @@ def train_command(
       spade-envs train --preset cpu-tiny --run-dir runs/demo --iterations 4   # continue
       torchrun --nproc_per_node=8 -m spade_envs.trainer --preset gpu-8x --run-dir runs/gpu
     """
-    from .trainer.config import load_config
+    from .trainer.config_io import load_config
     from .trainer.distributed import init_distributed, shutdown
     from .trainer.loop import SelfPlayTrainer
     from .trainer.metrics import read_metrics

@@ -23,8 +23,8 @@ from typing import Any
 
 _LAZY = {
     "SelfPlayConfig": "config",
-    "load_config": "config",
-    "available_presets": "config",
+    "load_config": "config_io",
+    "available_presets": "config_io",
     "ConfigError": "config",
     "SelfPlayTrainer": "loop",
     "TrainerError": "loop",

@@ -57,7 +57,8 @@ from typing import Any
 from ..error import SpadeError, suggest
 from . import distributed
 from .checkpoint import capture_rng, load_checkpoint, restore_rng, save_checkpoint
-from .config import SelfPlayConfig, config_from_toml, config_to_dict, config_to_toml
+from .config import SelfPlayConfig, config_to_dict
+from .config_io import config_from_toml, config_to_toml
 from .metrics import REJECT_FIELDS, reject_field
 from .view import iteration_tag
 
@@ -180,7 +181,6 @@ class SelfPlayTrainer:
         self.pending: list[tuple[int, list[Any]]] = []  # (iteration, attempts) to train later
         self.fixed_pool: list[str] = []
         self._crash_at = os.environ.get("SPADE_TRAINER_CRASH_AT", "")
-        self._ready = False
 
     # ================================================================= the run
     def run(self) -> list[dict[str, Any]]:
@@ -235,9 +235,11 @@ class SelfPlayTrainer:
             self.memory.sync()
         # 7. evaluation on held-out seeds
         evaluation = self._evaluate(k) if self._eval_due(k) else {}
-        # 8. metrics
-        generated = self.generator.tokens - gen_tokens
-        gen_time = self.generator.seconds - gen_seconds
+        # 8. metrics (generation throughput: every rank's tokens over the slowest rank's time)
+        counts = distributed.all_gather_objects(
+            (self.generator.tokens - gen_tokens, self.generator.seconds - gen_seconds)
+        )
+        generated, gen_time = sum(c[0] for c in counts), max(c[1] for c in counts)
         record = self._metrics_record(k, design, play, rows, due, rewards, stats, evaluation)
         record.update(
             generated_tokens=generated,
@@ -542,7 +544,6 @@ class SelfPlayTrainer:
         from .setup import prepare
 
         prepare(self)
-        self._ready = True
 
     def _save(self, k: int) -> None:
         started = time.perf_counter()

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import distributed
 from .checkpoint import checkpoint_root, latest_checkpoint
-from .config import save_config
+from .config_io import save_config
 
 __all__ = ["prepare", "registry_url", "teardown"]
 

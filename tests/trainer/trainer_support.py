@@ -172,7 +172,7 @@ def run_worker(model_dir: str, run_dir: str, overrides: Sequence[str]) -> None:
     as one rank of the job)."""
     import torch
 
-    from spade_envs.trainer.config import load_config
+    from spade_envs.trainer.config_io import load_config
     from spade_envs.trainer.distributed import init_distributed, shutdown
     from spade_envs.trainer.loop import SelfPlayTrainer
 
