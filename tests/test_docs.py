@@ -34,6 +34,21 @@ def test_cli_commands_in_docs_exist(path):
             assert used in commands, f"{path.name} uses unknown command `spade-envs {used}`"
 
 
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_cli_options_in_docs_exist(path):
+    for block in code_blocks(path, "bash"):
+        for line in block.replace("\\\n", " ").splitlines():
+            for name, rest in re.findall(r"spade-envs ([a-z][a-z-]*)([^#|&;]*)", line):
+                command = main.commands.get(name)
+                if command is None:
+                    continue  # reported by test_cli_commands_in_docs_exist
+                known = {"--help"} | {
+                    opt for param in command.params for opt in (*param.opts, *param.secondary_opts)
+                }
+                for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
+                    assert option in known, f"{path.name}: `spade-envs {name}` has no {option}"
+
+
 def test_readme_lists_every_seed():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [name for name in seed_names() if f"`{name}`" not in readme]
