@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ __all__ = [
     "ImportResult",
     "detect_format",
     "export_corpus",
+    "export_parquet",
     "import_corpus",
     "spade_skill",
 ]
@@ -127,7 +129,7 @@ def export_corpus(
     if fmt == "package":
         check_package_target(out)  # before reading the registry: fail fast
         return export_package(list(records), out)
-    return _export_parquet(records, out)
+    return export_parquet(records, out)
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -142,7 +144,16 @@ def _pyarrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-def _export_parquet(records: Any, out: Path) -> int:
+def export_parquet(records: Iterable[EnvRecord], out: str | Path) -> int:
+    """Write ``records`` to the Parquet file ``out`` (replaced atomically).
+
+    Returns:
+        The number of versions written.
+
+    Raises:
+        SpadeError: pyarrow is missing.
+    """
+    out = Path(out)
     pa, pq = _pyarrow()
     text, integer = pa.string(), pa.int64()
     schema = pa.schema(

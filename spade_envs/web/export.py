@@ -100,7 +100,7 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
             out = tmp / f"{stem}.parquet"
             try:
                 # The CLI's own writer, so the file is what `spade-envs export` makes.
-                formats._export_parquet(_records(registry, keys), out)
+                formats.export_parquet(_records(registry, keys), out)
             except SpadeError as exc:
                 raise HTTPError(500, f"Parquet export failed: {exc}") from exc
             return _download(_FileStream(out, tmp), out.name, "application/vnd.apache.parquet")
