@@ -89,6 +89,6 @@ def test_search_embeds_new_versions_then_ranks_them(runner):
     )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
-    assert [r["id"] for r in rows][0] == "spade/FlightBooking-v1" and len(rows) == 2
+    assert rows[0]["id"] == "spade/FlightBooking-v1" and len(rows) == 2
     assert rows[0]["score"] >= rows[1]["score"]
     assert registry.embedding_count("hashing-384-v1") == 3
