@@ -6,6 +6,7 @@ import collections
 import json
 import math
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -109,17 +110,39 @@ def _config(kwargs: dict[str, Any]) -> Any:
 
 
 class _Progress:
-    """A progress bar on standard error, advanced by each finished episode."""
+    """Progress on standard error, advanced by each finished episode: a bar on a terminal,
+    and a line at every tenth of the work otherwise (a log file gets no bar redraws, and
+    click's bar prints nothing there until the end)."""
 
     def __init__(self, total: int, label: str) -> None:
-        self.bar = click.progressbar(length=total, label=label, file=sys.stderr)
+        self.total, self.label, self.done, self.shown = total, label, 0, 0
+        self.started = time.monotonic()
+        self.bar = (
+            click.progressbar(length=total, label=label, file=sys.stderr)
+            if sys.stderr.isatty()
+            else None
+        )
 
     def __enter__(self) -> Callable[[Any], None]:
-        self.bar.__enter__()
-        return lambda _episode: self.bar.update(1)
+        if self.bar is not None:
+            self.bar.__enter__()
+            return lambda _episode: self.bar.update(1)
+        click.echo(f"{self.label}: 0/{self.total} episodes", err=True)
+        return self._line
+
+    def _line(self, _episode: Any) -> None:
+        self.done += 1
+        tenth = self.done * 10 // max(self.total, 1)
+        if tenth > self.shown or self.done == self.total:
+            self.shown = tenth
+            elapsed = time.monotonic() - self.started
+            click.echo(
+                f"{self.label}: {self.done}/{self.total} episodes ({elapsed:.0f} s)", err=True
+            )
 
     def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def _summary(episodes: list[Any]) -> str:

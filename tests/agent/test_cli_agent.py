@@ -84,3 +84,12 @@ def test_commands_attach_to_the_main_group(registry, scripted):
     result = CliRunner().invoke(main, ["regret", "NoSuchEnv", "--model", "fake", "--plays", "1"])
     assert result.exit_code == 2 and "NoSuchEnv" in result.output
     assert CliRunner().invoke(main, ["rollout", "--help"]).exit_code == 0
+
+
+def test_progress_is_printed_as_lines_when_not_on_a_terminal(registry, scripted):
+    args = ["NumberGuess", "--model", "fake", "--plays", "5", "--max-turns", "1"]
+    result = CliRunner().invoke(rollout_command, args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("playing: ")]
+    assert lines[0] == "playing: 0/5 episodes"
+    assert [line.split()[1] for line in lines[1:]] == ["1/5", "2/5", "3/5", "4/5", "5/5"]
