@@ -14,7 +14,6 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,10 +125,6 @@ class PlaySessions:
         self._clock = clock
         self._opener = opener
         self._pool: Any = None
-        # Sandbox workers die with the *thread* that started them (bubblewrap's
-        # --die-with-parent is PR_SET_PDEATHSIG, which is per thread), and the HTTP
-        # server's request threads end after each request: workers are started here.
-        self._starter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="spade-web-sandbox")
         self._sessions: dict[str, PlaySession] = {}
         self._lock = threading.Lock()
         self._starting = 0
@@ -138,9 +133,8 @@ class PlaySessions:
         return len(self._sessions)
 
     def _open(self, record: Any, opponent: str) -> Any:
-        return self._starter.submit(self._open_here, record, opponent).result()
-
-    def _open_here(self, record: Any, opponent: str) -> Any:
+        # Request threads end after each request; the sandbox starts its workers from a
+        # process-long thread, so a session's worker outlives the request that opened it.
         if self._opener is not None:
             return self._opener(record, opponent)
         if self._pool is None:
@@ -258,7 +252,6 @@ class PlaySessions:
             _close_env(session)
         if self._pool is not None:
             self._pool.close()
-        self._starter.shutdown(wait=False)
 
     # ----- turns ------------------------------------------------------------------------
     def _fail(self, session: PlaySession, what: str, exc: Exception) -> None:
