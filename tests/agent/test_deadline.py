@@ -13,13 +13,11 @@ from spade_envs.error import StepTimeout
 
 
 def test_a_python_loop_past_its_deadline_is_interrupted():
-    started = time.monotonic()
     with pytest.raises(StepTimeout, match="step of Loop ran past its 0.2 s deadline"):
         with deadline(0.2, "step of Loop") as enforced:
             assert enforced
             while True:
                 pass
-    assert time.monotonic() - started < 5  # it did stop (bounded, not a speed claim)
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
