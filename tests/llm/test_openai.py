@@ -156,9 +156,7 @@ def test_unreachable_server_gives_error_completions():
     client = OpenAIChatModel(
         f"http://127.0.0.1:{_closed_port()}", model="m", retries=2, retry_backoff=0.01
     )
-    started = time.perf_counter()
     replies = client.generate([user("a"), user("b")])
-    assert time.perf_counter() - started < 10
     assert all(r.finish_reason == "error" for r in replies)
     assert "Cannot reach" in replies[0].error and "3 tries" in replies[0].error
 
