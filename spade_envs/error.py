@@ -25,6 +25,7 @@ __all__ = [
     "SandboxProtocolError",
     "SandboxBroken",
     "SandboxUnavailable",
+    "UntrustedCodeError",
     "EnvCodeError",
     "suggest",
 ]
@@ -124,6 +125,14 @@ class SandboxBroken(SandboxError):
 
 class SandboxUnavailable(SandboxError):
     """The requested isolation cannot be provided on this machine."""
+
+
+class UntrustedCodeError(SandboxError):
+    """Code that is not a packaged seed was asked to run outside the sandbox.
+
+    In-process execution (``isolation="none"``) of designer-written or imported code
+    needs the caller's explicit ``trust_code=True`` (``--trust-code`` on the CLI).
+    """
 
 
 class EnvCodeError(SandboxError):

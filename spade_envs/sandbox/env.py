@@ -16,12 +16,20 @@ import gymnasium as gym
 from pettingzoo import AECEnv
 
 from ..core.spaces import DEFAULT_ACTION_LENGTH, TextObservation, UnicodeText
-from ..error import EnvCodeError, SandboxError, SpadeError
+from ..error import EnvCodeError, SandboxError, SpadeError, UntrustedCodeError
 from .config import SandboxConfig
 from .pool import WorkerPool, default_pool
 from .process import Worker
 
-__all__ = ["SandboxedEnv", "SandboxedGame", "open_env", "open_file", "open_seed", "step_all"]
+__all__ = [
+    "SandboxedEnv",
+    "SandboxedGame",
+    "open_env",
+    "open_file",
+    "open_seed",
+    "require_trust",
+    "step_all",
+]
 
 Isolation = Literal["sandbox", "none"]
 
@@ -300,6 +308,7 @@ def open_env(
     config: SandboxConfig | None = None,
     pool: WorkerPool | None = None,
     render_mode: str | None = None,
+    trust_code: bool = False,
 ) -> Any:
     """Open the environment defined by ``source`` (one module with one env class).
 
@@ -310,17 +319,25 @@ def open_env(
         seat: For games, play this seat as a single-agent env (``GameSeatEnv``);
             None returns the whole game.
         opponent: For ``seat``: ``"best"`` or ``"random"``.
-        isolation: ``"sandbox"`` (default) or ``"none"``: trusted, in this process,
-            only for code you vouch for.
+        isolation: ``"sandbox"`` (default) or ``"none"``: in this process. Only a
+            packaged seed's exact source runs there by default; anything else also
+            needs ``trust_code=True``.
         config: Limits and layers; defaults to the pool's (or ``SandboxConfig()``).
         pool: Worker pool; defaults to the process-wide pool when ``config`` is None.
         render_mode: ``"ansi"`` or None.
+        trust_code: With ``isolation="none"``: run code that is not a packaged seed in
+            this process, as this user. Say so only for code you wrote or reviewed.
 
     Returns:
         ``SandboxedEnv`` / ``SandboxedGame`` (or the plain instance with ``isolation="none"``).
+
+    Raises:
+        UntrustedCodeError: ``isolation="none"`` for code that is not a packaged seed,
+            without ``trust_code=True``.
     """
     knobs = dict(knobs or {})
     if isolation == "none":
+        require_trust(source, trust_code, filename)
         from ..core.game_env import GameSeatEnv
         from ..core.loader import load_env_class
         from ..core.text_game import TextGame
@@ -357,6 +374,23 @@ def open_env(
     if meta.get("kind") == "game":
         return SandboxedGame(worker, meta, config, render_mode=render_mode)
     return SandboxedEnv(worker, meta, config, render_mode=render_mode)
+
+
+def require_trust(source: str, trust_code: bool, what: str) -> None:
+    """Refuse in-process execution of ``source`` unless it is a seed or the caller trusts it.
+
+    Raises:
+        UntrustedCodeError: ``source`` is not a packaged seed and ``trust_code`` is False.
+    """
+    from ..seeds import is_seed_source
+
+    if trust_code or is_seed_source(source):
+        return
+    raise UntrustedCodeError(
+        f"{what} is not a packaged seed, so it does not run outside the sandbox by default: "
+        "designer-written and imported code may be hostile. Use isolation='sandbox', or pass "
+        "trust_code=True (CLI: --trust-code) if you wrote or reviewed this code yourself."
+    )
 
 
 def open_file(path: str | Path, **kwargs: Any) -> Any:

@@ -91,7 +91,7 @@ def _apply_rlimits(settings: dict[str, Any]) -> None:
 
 
 def _install_seccomp() -> None:
-    import pyseccomp
+    import pyseccomp  # imported before the uid drop (see main)
 
     denied = pyseccomp.ERRNO(errno.EPERM)
     flt = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
@@ -329,6 +329,10 @@ def main() -> None:
         __import__(name)
     for name in settings.get("preload", ()):
         __import__(name)
+    if settings["seccomp"]:
+        # After the uid drop the interpreter's own directory may be unreadable (Python
+        # under /root, as with pyenv or conda): everything is imported before it.
+        import pyseccomp  # noqa: F401
     import spade_envs  # noqa: F401  (protocol classes, before the uid drop)
     from spade_envs.core import game_env, loader, metadata  # noqa: F401
     from spade_envs.sandbox import wire

@@ -8,6 +8,7 @@ They are the designer's first memory and the agent's first curriculum.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import pkgutil
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 from ..core.loader import find_env_class
 from ..error import EnvLoadError, UnknownEnvironmentError
 
-__all__ = ["seed_class", "seed_classes", "seed_names", "seed_source"]
+__all__ = ["is_seed_source", "seed_class", "seed_classes", "seed_names", "seed_source"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,3 +70,20 @@ def seed_source(name: str) -> str:
     cls = seed_class(name)
     module = importlib.import_module(cls.__module__)
     return Path(module.__file__).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def _seed_digests() -> frozenset[str]:
+    return frozenset(
+        hashlib.sha256(seed_source(name).encode("utf-8")).hexdigest() for name in seed_names()
+    )
+
+
+def is_seed_source(source: str) -> bool:
+    """True when ``source`` is byte for byte the module of a packaged seed.
+
+    Only such code is trusted to run in this process by default: a registered
+    version that merely shares a seed's *name* is designer or imported code.
+    """
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    return digest in _seed_digests()
