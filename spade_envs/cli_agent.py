@@ -52,7 +52,15 @@ def _play_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(["sandbox", "none"]),
             default="sandbox",
             show_default=True,
-            help="'none' runs environment code in this process: only for code you trust.",
+            help="'none' runs environment code in this process, unsandboxed: only the "
+            "packaged seeds, unless --trust-code.",
+        ),
+        click.option(
+            "--trust-code",
+            is_flag=True,
+            help="DANGEROUS: with --isolation none, also run code that is not a packaged seed "
+            "(designer-written, imported) in this process, as you, with no sandbox. Only "
+            "for code you wrote or reviewed.",
         ),
         click.option(
             "--opponent",
@@ -97,6 +105,7 @@ def _config(kwargs: dict[str, Any]) -> Any:
 
     return RolloutConfig(
         isolation=kwargs["isolation"],
+        trust_code=kwargs["trust_code"],
         step_timeout=kwargs["step_timeout"],
         max_concurrent=kwargs["concurrency"],
         max_turns=kwargs["max_turns"],
@@ -145,21 +154,58 @@ class _Progress:
             self.bar.__exit__(*exc)
 
 
+def _check_trust(kwargs: dict[str, Any], targets: list[Any]) -> None:
+    """Refuse unsandboxed non-seed code before a model is loaded; say loudly when trusted."""
+    if kwargs["isolation"] != "none":
+        if kwargs["trust_code"]:
+            click.echo("note: --trust-code has no effect without --isolation none.", err=True)
+        return
+    from .sandbox.env import require_trust
+
+    for target in targets:
+        require_trust(target.source, kwargs["trust_code"], target.env_id)
+    if kwargs["trust_code"]:
+        click.echo(
+            "WARNING: --trust-code: environment code runs in this process with your rights "
+            "and no sandbox.",
+            err=True,
+        )
+
+
+def _fail_if_nothing_played(failures: Any, where: str) -> None:
+    """Exit non-zero, saying why, when every play failed."""
+    from .agent import AllPlaysFailedError
+
+    if failures.all_failed:
+        raise click.ClickException(str(AllPlaysFailedError(failures, where)))
+
+
 def _summary(episodes: list[Any]) -> str:
+    """One row per environment and hint mode; returns and win rates of the plays that
+    finished (``n/a`` when none did), every outcome counted, and the failures in all."""
+    from .agent import FailureCounts, play_failure
+
     groups: dict[tuple[str, bool], list[Any]] = collections.defaultdict(list)
     for episode in episodes:
         groups[(episode.env_id, episode.hint)].append(episode)
     head = f"{'env':<32} {'hint':>4} {'plays':>5} {'return':>7} {'win rate':>8}  outcomes"
     lines = [head, "-" * len(head)]
     for (env_id, hint), plays in groups.items():
-        mean = sum(e.episode_return for e in plays) / len(plays)
-        wins = sum(e.won for e in plays) / len(plays)
+        finished = [e for e in plays if play_failure(e) is None]
+        mean = sum(e.episode_return for e in finished) / len(finished) if finished else None
+        wins = sum(bool(e.won) for e in finished) / len(finished) if finished else None
         outcomes = collections.Counter(e.outcome for e in plays)
         listed = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+        mean_text = "n/a" if mean is None else f"{mean:.3f}"
+        wins_text = "n/a" if wins is None else f"{wins:.2f}"
         lines.append(
-            f"{env_id:<32} {'yes' if hint else 'no':>4} {len(plays):>5} {mean:>7.3f} "
-            f"{wins:>8.2f}  {listed}"
+            f"{env_id:<32} {'yes' if hint else 'no':>4} {len(plays):>5} {mean_text:>7} "
+            f"{wins_text:>8}  {listed}"
         )
+    failures = FailureCounts.of(episodes)
+    if failures.failed:
+        lines.append(f"failed plays: {failures.summary()} of {failures.plays}")
+        lines.append(f"first failure: {failures.first_error}")
     return "\n".join(lines)
 
 
@@ -171,7 +217,9 @@ def rollout_command(**kwargs: Any) -> None:
 
     ENV_IDS are gym IDs (spade/NumberGuess-v1) or names (NumberGuess: the newest
     version); seeds are registered on first use. All plays run at once, with one
-    batched model call per turn.
+    batched model call per turn. Failed plays are counted by outcome (env_error,
+    timeout, sandbox_crashed, model_error); when every play failed the command exits
+    with status 1 and the first failure's message.
 
     \b
     Examples:
@@ -186,6 +234,7 @@ def rollout_command(**kwargs: Any) -> None:
     config = _config(kwargs)
     registry = shared_registry()
     targets = resolve_envs(kwargs["env_ids"], registry)
+    _check_trust(kwargs, targets)
     specs = matched_specs(
         [t.env_id for t in targets], kwargs["plays"], hint=kwargs["hint"], env_seed=config.env_seed
     )
@@ -204,6 +253,7 @@ def rollout_command(**kwargs: Any) -> None:
     if kwargs["out"]:
         count = save_jsonl(episodes, kwargs["out"])
         click.echo(f"saved {count} trajectories to {kwargs['out']}")
+    _fail_if_nothing_played(stats.failures, "of this rollout")
 
 
 @click.command("regret")
@@ -228,7 +278,9 @@ def regret_command(**kwargs: Any) -> None:
 
     Prints env, mean return with and without the hint, regret ± standard error, win
     rate (unhinted), the blend reward and how many plays each side rests on; stores
-    them in the registry's play statistics for the model (the checkpoint).
+    them in the registry's play statistics for the model (the checkpoint). Failed
+    plays are counted by outcome and left out of the means; when every play failed the
+    command exits with status 1 and the first failure's message.
 
     \b
     Examples:
@@ -236,7 +288,7 @@ def regret_command(**kwargs: Any) -> None:
       spade-envs regret spade/MyEnv-v2 --model openai:http://127.0.0.1:8000 --out plays.jsonl
     """
     from . import llm
-    from .agent import RegretConfig, estimate_regret, save_jsonl
+    from .agent import RegretConfig, estimate_regret, resolve_envs, save_jsonl
     from .registry.gym_ids import shared_registry
 
     config = RegretConfig(
@@ -247,6 +299,7 @@ def regret_command(**kwargs: Any) -> None:
         record=kwargs["record"],
     )
     registry = shared_registry()
+    _check_trust(kwargs, resolve_envs(kwargs["env_ids"], registry))
     total = 2 * kwargs["plays"] * len(kwargs["env_ids"])
     click.echo(f"loading {kwargs['model_spec']} ...", err=True)
     with llm.load_model(kwargs["model_spec"], **_batch_kwargs(kwargs)) as model:
@@ -262,12 +315,21 @@ def regret_command(**kwargs: Any) -> None:
             click.echo(json.dumps(data))
     else:
         click.echo(report.table())
+    failures = report.failures
+    if failures.failed:
+        click.echo(f"first failure: {failures.first_error}", err=True)
     if config.record:
         checkpoint = report.rows[0].checkpoint if report.rows else ""
-        click.echo(f"play statistics stored for checkpoint {checkpoint!r}", err=True)
+        stored = sum(1 for r in report.rows if r.n_with_hint or r.n_without_hint)
+        click.echo(
+            f"play statistics stored for checkpoint {checkpoint!r} "
+            f"({stored} of {len(report.rows)} environments had finished plays)",
+            err=True,
+        )
     if kwargs["out"]:
         count = save_jsonl(report.episodes, kwargs["out"])
         click.echo(f"saved {count} trajectories to {kwargs['out']}")
+    _fail_if_nothing_played(failures, "of this regret estimate")
 
 
 AGENT_COMMANDS = (rollout_command, regret_command)

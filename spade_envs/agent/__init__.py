@@ -10,12 +10,15 @@ from spade_envs.agent import RegretConfig, RolloutConfig, estimate_regret, rollo
 - :mod:`.regret`: matched hinted/unhinted plays, regret with its standard error,
   registry play statistics.
 - :mod:`.rewards`: ``regret``, ``blend`` and ``learnability``, pure functions.
+- :mod:`.failures`: failed plays counted by outcome (``env_error``, ``timeout``,
+  ``sandbox_crashed``, ``model_error``), and the error for a run where every play failed.
 
 Nothing here imports torch; the model you pass decides what runs.
 """
 
 from __future__ import annotations
 
+from .config import RolloutConfig, RolloutStats
 from .episode import (
     END_OUTCOMES,
     FAILED_OUTCOMES,
@@ -23,8 +26,16 @@ from .episode import (
     Episode,
     PlaySpec,
     load_jsonl,
+    matched_specs,
     resolve_envs,
     save_jsonl,
+)
+from .failures import (
+    FAILURE_OUTCOMES,
+    AllPlaysFailedError,
+    FailureCounts,
+    failure_outcome,
+    play_failure,
 )
 from .policy import (
     ACTION_OUTCOMES,
@@ -37,14 +48,17 @@ from .policy import (
 )
 from .regret import RegretConfig, RegretReport, RegretRow, estimate_regret, regret_rows
 from .rewards import RegretEstimate, RewardInputError, blend, learnability, plateau, regret
-from .rollout import RolloutConfig, RolloutEngine, RolloutStats, matched_specs, rollout
+from .rollout import RolloutEngine, rollout
 
 __all__ = [
     "ACTION_OUTCOMES",
     "END_OUTCOMES",
     "FAILED_OUTCOMES",
+    "FAILURE_OUTCOMES",
+    "AllPlaysFailedError",
     "Episode",
     "EnvTarget",
+    "FailureCounts",
     "PlaySpec",
     "Policy",
     "RegretConfig",
@@ -60,10 +74,12 @@ __all__ = [
     "blend",
     "classify_action",
     "estimate_regret",
+    "failure_outcome",
     "learnability",
     "load_jsonl",
     "matched_specs",
     "plateau",
+    "play_failure",
     "regret",
     "regret_rows",
     "resolve_envs",

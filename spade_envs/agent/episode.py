@@ -20,14 +20,24 @@ __all__ = [
     "EnvTarget",
     "PlaySpec",
     "load_jsonl",
+    "matched_specs",
     "resolve_envs",
     "save_jsonl",
 ]
 
 #: How an episode may end.
-END_OUTCOMES = ("terminated", "truncated", "max_turns", "env_error", "timeout", "model_error")
-#: Endings that are the environment's fault (the designer reward penalises them).
-FAILED_OUTCOMES = ("env_error", "timeout")
+END_OUTCOMES = (
+    "terminated",
+    "truncated",
+    "max_turns",
+    "env_error",
+    "timeout",
+    "sandbox_crashed",
+    "model_error",
+)
+#: Endings that are the environment's fault (the designer reward penalises them); with
+#: ``model_error`` they are :data:`spade_envs.agent.failures.FAILURE_OUTCOMES`.
+FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed")
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,27 @@ class PlaySpec:
     hint: bool = False
 
 
+def matched_specs(
+    env_ids: Sequence[str], plays: int, *, hint: bool | None = None, env_seed: int = 0
+) -> list[PlaySpec]:
+    """The plays of a run: ``plays`` per environment, with reset seeds ``env_seed + i``.
+
+    Args:
+        hint: ``True``/``False`` for hinted/unhinted plays only; ``None`` for both,
+            matched: the same reset seeds and play indices (hence sampling seeds) and the
+            same count with and without the hint.
+    """
+    if not isinstance(plays, int) or plays < 1:
+        raise SpadeError(f"plays must be a positive int, got {plays!r}.")
+    modes = (False, True) if hint is None else (bool(hint),)
+    return [
+        PlaySpec(env_id=env_id, play_index=i, env_seed=env_seed + i, hint=mode)
+        for env_id in env_ids
+        for mode in modes
+        for i in range(plays)
+    ]
+
+
 @dataclass
 class Episode:
     """One finished play.
@@ -131,7 +162,9 @@ class Episode:
         model: The model's name.
         outcome: One of :data:`END_OUTCOMES`.
         episode_return: Sum of the rewards (of ``player_0`` in self-play).
-        won: Whether the return reached the top of the reward range.
+        won: Whether the return reached the top of the environment's reward range
+            (within 1e-6). Derived from the rewards only, never from ``info``: an
+            environment cannot claim a win it did not score.
         penalty: For a play whose environment hung or crashed, the penalty the designer
             reward can use (``RolloutConfig.error_penalty``); 0 otherwise.
         error: What went wrong, "" otherwise.

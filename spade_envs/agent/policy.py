@@ -43,6 +43,7 @@ ACTION_OUTCOMES = (
     "model_error",
     "env_error",
     "timeout",
+    "sandbox_crashed",
 )
 
 _TEXT_SYSTEM = """\

@@ -26,9 +26,11 @@ from typing import Any
 
 from ..error import SpadeError
 from ..llm.base import ChatModel
-from .episode import Episode, resolve_envs
+from .config import RolloutConfig, RolloutStats
+from .episode import Episode, matched_specs, resolve_envs
+from .failures import FailureCounts, play_failure
 from .rewards import blend, learnability, regret
-from .rollout import Progress, RolloutConfig, RolloutEngine, RolloutStats, matched_specs
+from .rollout import Progress, RolloutEngine
 
 __all__ = ["RegretConfig", "RegretReport", "RegretRow", "estimate_regret", "regret_rows"]
 
@@ -79,11 +81,15 @@ class RegretRow:
         stderr: Standard error of ``raw_regret`` (NaN with fewer than 2 plays a side).
         n_with_hint: Hinted plays it rests on.
         n_without_hint: Unhinted plays it rests on.
-        failed: Plays whose environment timed out or crashed.
+        failed: Plays whose environment failed (``env_errors + timeouts +
+            sandbox_crashes``); penalised, left out of the means.
         model_errors: Plays ended by a failed model request (left out of the estimate).
-        win_rate: Share of the finished unhinted plays that were won.
+        win_rate: Share of the finished unhinted plays that were won (0 when none finished).
         blend: ``blend(regret, win_rate)``.
         learnability: ``learnability(win_rate)``.
+        env_errors: Plays ended by the environment's code (or a return that is not finite).
+        timeouts: Plays whose reset or step ran past its limit.
+        sandbox_crashes: Plays whose sandbox worker died or did not start.
     """
 
     env_id: str
@@ -100,6 +106,20 @@ class RegretRow:
     win_rate: float
     blend: float
     learnability: float
+    env_errors: int = 0
+    timeouts: int = 0
+    sandbox_crashes: int = 0
+
+    @property
+    def failures(self) -> FailureCounts:
+        """The row's failed plays by outcome (``plays`` counts every play of the row)."""
+        return FailureCounts(
+            plays=self.n_with_hint + self.n_without_hint + self.failed + self.model_errors,
+            env_error=self.env_errors,
+            timeout=self.timeouts,
+            sandbox_crashed=self.sandbox_crashes,
+            model_error=self.model_errors,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,19 +128,24 @@ class RegretRow:
 def regret_rows(
     episodes: Sequence[Episode], checkpoint: str, *, timeout_penalty: float = 0.5
 ) -> list[RegretRow]:
-    """Summarise episodes into one row per environment (in first-seen order)."""
+    """Summarise episodes into one row per environment (in first-seen order).
+
+    A play that failed (see :func:`~spade_envs.agent.failures.play_failure`, which also
+    catches returns that are not finite) is counted by outcome and never averaged.
+    """
     by_env: dict[str, list[Episode]] = {}
     for episode in episodes:
         by_env.setdefault(episode.env_id, []).append(episode)
     rows = []
     for env_id, plays in by_env.items():
+        failures = FailureCounts.of(plays)
         # A failed model request says nothing about the env or the agent: left out.
-        counted = [e for e in plays if e.outcome != "model_error"]
-        with_hint = [None if e.failed else e.episode_return for e in counted if e.hint]
-        without = [None if e.failed else e.episode_return for e in counted if not e.hint]
+        counted = [e for e in plays if play_failure(e) != "model_error"]
+        with_hint = [None if play_failure(e) else e.episode_return for e in counted if e.hint]
+        without = [None if play_failure(e) else e.episode_return for e in counted if not e.hint]
         estimate = regret(with_hint, without, timeout_penalty=timeout_penalty)
-        finished = [e for e in counted if not e.hint and not e.failed]
-        win_rate = sum(e.won for e in finished) / len(finished) if finished else 0.0
+        finished = [e for e in counted if not e.hint and not play_failure(e)]
+        win_rate = sum(bool(e.won) for e in finished) / len(finished) if finished else 0.0
         rows.append(
             RegretRow(
                 env_id=env_id,
@@ -133,10 +158,13 @@ def regret_rows(
                 n_with_hint=estimate.n_with_hint,
                 n_without_hint=estimate.n_without_hint,
                 failed=estimate.failed,
-                model_errors=len(plays) - len(counted),
+                model_errors=failures.model_error,
                 win_rate=win_rate,
                 blend=blend(estimate.value, win_rate),
                 learnability=learnability(win_rate),
+                env_errors=failures.env_error,
+                timeouts=failures.timeout,
+                sandbox_crashes=failures.sandbox_crashed,
             )
         )
     return rows
@@ -156,8 +184,14 @@ class RegretReport:
     episodes: list[Episode]
     stats: RolloutStats
 
+    @property
+    def failures(self) -> FailureCounts:
+        """Every failed play of the report, by outcome (with the first failure's message)."""
+        return FailureCounts.of(self.episodes)
+
     def table(self) -> str:
-        """A text table: env, returns with/without hint, regret ± error, win rate, n."""
+        """A text table: env, returns with/without hint, regret ± error, win rate, n, and
+        the failed plays by outcome. A side with no finished play shows ``n/a``, not 0."""
         head = (
             f"{'env':<32} {'with hint':>9} {'without':>9} {'regret':>17} "
             f"{'win rate':>8} {'blend':>6} {'n':>7}"
@@ -165,12 +199,19 @@ class RegretReport:
         lines = [head, "-" * len(head)]
         for r in self.rows:
             error = "n/a" if math.isnan(r.stderr) else f"{r.stderr:.3f}"
-            failed = f" ({r.failed} env failures)" if r.failed else ""
+            with_hint = f"{r.mean_with_hint:.3f}" if r.n_with_hint else "n/a"
+            without = f"{r.mean_without_hint:.3f}" if r.n_without_hint else "n/a"
+            wins = f"{r.win_rate:.2f}" if r.n_without_hint else "n/a"
+            listed = r.failures.summary()
+            failed = f"  failed: {listed}" if listed else ""
             lines.append(
-                f"{r.env_id:<32} {r.mean_with_hint:>9.3f} {r.mean_without_hint:>9.3f} "
-                f"{r.regret:>7.3f} ± {error:>7} {r.win_rate:>8.2f} {r.blend:>6.3f} "
+                f"{r.env_id:<32} {with_hint:>9} {without:>9} "
+                f"{r.regret:>7.3f} ± {error:>7} {wins:>8} {r.blend:>6.3f} "
                 f"{r.n_with_hint:>3}/{r.n_without_hint:<3}{failed}"
             )
+        total = self.failures
+        if total.failed:
+            lines.append(f"failed plays: {total.summary()} of {total.plays}")
         return "\n".join(lines)
 
 

@@ -52,7 +52,8 @@ class RegretEstimate:
             sample variances); NaN when either side has fewer than 2 finished plays.
         n_with_hint: Hinted plays that finished.
         n_without_hint: Unhinted plays that finished.
-        failed: Plays (of both kinds) whose environment timed out or crashed.
+        failed: Plays (of both kinds) whose environment timed out or crashed, or whose
+            return was not a finite number.
     """
 
     value: float
@@ -94,8 +95,23 @@ def _split(returns: Sequence[float | None], what: str) -> tuple[list[float], int
         raise RewardInputError(
             f"{what} must be a sequence of returns (None for a failed play), got {returns!r:.80}."
         )
-    finished = [_finite(r, f"a return in {what}") for r in returns if r is not None]
+    finished = []
+    for r in returns:
+        if r is None:
+            continue
+        if isinstance(r, bool) or not isinstance(r, (int, float)):
+            raise RewardInputError(f"a return in {what} must be a number or None, got {r!r:.80}.")
+        value = _float_or_nan(r)
+        if math.isfinite(value):  # NaN/inf: a failed play, never averaged
+            finished.append(value)
     return finished, len(returns) - len(finished)
+
+
+def _float_or_nan(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an int past the float range
+        return math.nan
 
 
 def _mean_var(values: list[float]) -> tuple[float, float]:
@@ -117,7 +133,9 @@ def regret(
 
     Args:
         with_hint_returns: Episode returns of the plays that saw the hint; ``None`` for a
-            play whose environment timed out or crashed.
+            play whose environment timed out or crashed. A return that is not a finite
+            number (NaN, inf, an int past the float range) counts as such a failed play:
+            one broken environment must not poison the estimate of every other.
         without_hint_returns: The same for the plays without the hint.
         timeout_penalty: Subtracted from the floored regret, times the share of all plays
             whose environment failed, so a designer gains nothing by writing environments
@@ -128,7 +146,7 @@ def regret(
         failed / total`` with its standard error and the number of plays.
 
     Raises:
-        RewardInputError: A return is NaN, infinite or not a number; the penalty is negative.
+        RewardInputError: A return is not a number (nor None); the penalty is negative.
     """
     penalty = _finite(timeout_penalty, "timeout_penalty")
     if penalty < 0:

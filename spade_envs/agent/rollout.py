@@ -14,11 +14,14 @@ Every turn, the engine asks the model ONCE for the next action of every live pla
 (each with its own sampling seed, derived from the run seed, the environment, the play
 index and the turn, so a play's replies do not depend on what else is in the batch),
 then steps all the environments (sandboxed ones in parallel, one worker each). An
-environment that hangs (past ``step_timeout``) or crashes ends only its own play, with
-outcome ``"timeout"`` or ``"env_error"`` and ``penalty`` set; a failed model request
-ends only its play, with outcome ``"model_error"``. Finished plays make room for queued
-ones, up to ``max_concurrent`` at a time; ``max_concurrent=1`` is the one-at-a-time
-baseline and gives the same trajectories.
+environment that hangs (past ``step_timeout``), raises, answers a reward that is not a
+finite number, or whose sandbox worker dies ends only its own play, with outcome
+``"timeout"``, ``"env_error"`` or ``"sandbox_crashed"`` and ``penalty`` set; a failed
+model request ends only its play, with outcome ``"model_error"``
+(:mod:`spade_envs.agent.failures` counts them: ``engine.stats.failures``). A win is the
+return reaching the top of the environment's reward range, never what ``info`` claims.
+Finished plays make room for queued ones, up to ``max_concurrent`` at a time;
+``max_concurrent=1`` is the one-at-a-time baseline and gives the same trajectories.
 """
 
 from __future__ import annotations
@@ -26,133 +29,27 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from ..error import SandboxTimeout, SpadeError, StepTimeout
-from ..llm.base import ChatModel, Completion, SamplingParams
+from ..error import EnvContractError, SpadeError
+from ..llm.base import ChatModel, Completion
+from .config import RolloutConfig, RolloutStats
 from .deadline import deadline
-from .episode import EnvTarget, Episode, PlaySpec, resolve_envs
+from .episode import EnvTarget, Episode, PlaySpec, matched_specs, resolve_envs
+from .failures import FailureCounts, failure_outcome, finite_reward, reward_range_top
 from .policy import Policy, Turn, classify_action, system_prompt, with_hint
-
-if TYPE_CHECKING:
-    from ..sandbox.config import SandboxConfig
 
 __all__ = ["RolloutConfig", "RolloutEngine", "RolloutStats", "matched_specs", "rollout"]
 
 Progress = Callable[[Episode], None]
 
 
-@dataclass(frozen=True)
-class RolloutConfig:
-    """How plays are run.
-
-    Attributes:
-        isolation: ``"sandbox"`` (default: every environment in its own sandbox worker)
-            or ``"none"`` (trusted code, in this process: use it only for code you vouch
-            for, e.g. seeds in tests).
-        step_timeout: Wall-clock seconds for one reset/step/hint call; past it the play
-            ends with outcome ``"timeout"``. In the sandbox the worker is killed; in
-            this process the call is interrupted by ``SIGALRM`` (main thread only, and
-            only between Python bytecodes: see :mod:`spade_envs.agent.deadline`).
-        load_timeout: Seconds for loading an environment module in the sandbox.
-        max_concurrent: Most plays live at once (the batch size of the model call);
-            1 plays one episode at a time.
-        max_turns: Cap on model turns per play (``None``: the environment's own limit;
-            the engine also stops at 200 turns, the validator's ceiling).
-        temperature: Sampling temperature (0: greedy).
-        top_p: Nucleus sampling mass.
-        max_tokens: The most tokens of one reply.
-        seed: Run seed of the sampling seeds (``None``: unseeded sampling).
-        env_seed: Reset seed of play 0; play ``i`` resets with ``env_seed + i``.
-        hint_source: ``"env"``: the environment's ``hint()`` after reset; ``"written"``:
-            the model-written hint stored in the registry.
-        opponent: For games: ``"best"`` or ``"random"`` (a fixed opponent; the model plays
-            ``player_0``) or ``"self"`` (the model plays every seat).
-        error_penalty: The ``penalty`` recorded on a play whose environment hung or crashed.
-        max_action_chars: Replies longer than this are cut before they reach the
-            environment (outcome ``"too_long"``).
-        sandbox: Limits of the sandbox workers (default ``SandboxConfig()``); its timeouts
-            are replaced by ``step_timeout``/``load_timeout``.
-    """
-
-    isolation: Literal["sandbox", "none"] = "sandbox"
-    step_timeout: float = 10.0
-    load_timeout: float = 20.0
-    max_concurrent: int = 32
-    max_turns: int | None = None
-    temperature: float = 0.7
-    top_p: float = 0.95
-    max_tokens: int = 256
-    seed: int | None = 0
-    env_seed: int = 0
-    hint_source: Literal["env", "written"] = "env"
-    opponent: Literal["best", "random", "self"] = "best"
-    error_penalty: float = 1.0
-    max_action_chars: int = 8192
-    sandbox: SandboxConfig | None = None
-
-    def __post_init__(self) -> None:
-        def bad(what: str) -> SpadeError:
-            return SpadeError(f"RolloutConfig.{what}")
-
-        if self.isolation not in ("sandbox", "none"):
-            raise bad(f"isolation must be 'sandbox' or 'none', got {self.isolation!r}.")
-        for name in ("step_timeout", "load_timeout"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value <= 0:
-                raise bad(f"{name} must be positive seconds, got {value!r}.")
-        if not isinstance(self.max_concurrent, int) or self.max_concurrent < 1:
-            raise bad(f"max_concurrent must be a positive int, got {self.max_concurrent!r}.")
-        if self.max_turns is not None and (
-            not isinstance(self.max_turns, int) or self.max_turns < 1
-        ):
-            raise bad(f"max_turns must be None or a positive int, got {self.max_turns!r}.")
-        if self.hint_source not in ("env", "written"):
-            raise bad(f"hint_source must be 'env' or 'written', got {self.hint_source!r}.")
-        if self.opponent not in ("best", "random", "self"):
-            raise bad(f"opponent must be 'best', 'random' or 'self', got {self.opponent!r}.")
-        if not isinstance(self.max_action_chars, int) or self.max_action_chars < 1:
-            raise bad(f"max_action_chars must be a positive int, got {self.max_action_chars!r}.")
-        # Checks temperature/top_p/max_tokens now, with the llm package's messages.
-        SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens)
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int)
-        ):
-            raise bad(f"seed must be an int or None, got {self.seed!r}.")
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["sandbox"] = None if self.sandbox is None else self.sandbox.to_dict()
-        return data
-
-
-@dataclass
-class RolloutStats:
-    """Where a run's time went (for benchmarks and progress displays).
-
-    Attributes:
-        episodes: Plays finished.
-        turns: Model turns taken.
-        model_calls: Batched model calls made.
-        generated_tokens: Tokens the model generated.
-        model_seconds: Wall time inside model calls.
-        env_seconds: Wall time opening, resetting, stepping and closing environments.
-        wall_seconds: Wall time of the whole run.
-    """
-
-    episodes: int = 0
-    turns: int = 0
-    model_calls: int = 0
-    generated_tokens: int = 0
-    model_seconds: float = 0.0
-    env_seconds: float = 0.0
-    wall_seconds: float = 0.0
-
-
 _MAX_TURNS = 200
+#: A return this close to the top of the reward range is a win (float sums of rewards).
+_WIN_TOLERANCE = 1e-6
 
 
 def _turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) -> int | None:
@@ -162,27 +59,6 @@ def _turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) ->
         return None
     digest = hashlib.sha256(f"{run_seed}|{env_id}|{play_index}|{turn}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
-def matched_specs(
-    env_ids: Sequence[str], plays: int, *, hint: bool | None = None, env_seed: int = 0
-) -> list[PlaySpec]:
-    """The plays of a run: ``plays`` per environment, with reset seeds ``env_seed + i``.
-
-    Args:
-        hint: ``True``/``False`` for hinted/unhinted plays only; ``None`` for both,
-            matched: the same reset seeds and play indices (hence sampling seeds) and the
-            same count with and without the hint.
-    """
-    if not isinstance(plays, int) or plays < 1:
-        raise SpadeError(f"plays must be a positive int, got {plays!r}.")
-    modes = (False, True) if hint is None else (bool(hint),)
-    return [
-        PlaySpec(env_id=env_id, play_index=i, env_seed=env_seed + i, hint=mode)
-        for env_id in env_ids
-        for mode in modes
-        for i in range(plays)
-    ]
 
 
 class _Play:
@@ -264,6 +140,8 @@ class RolloutEngine:
         Raises:
             SpadeError: An environment ID is unknown, or ``hint_source="written"`` and an
                 environment has no written hint (checked before anything is played).
+            UntrustedCodeError: ``isolation="none"`` without ``trust_code`` and an
+                environment that is not a packaged seed (checked before anything is played).
         """
         started = time.perf_counter()
         self.stats = RolloutStats()
@@ -282,6 +160,11 @@ class RolloutEngine:
                     "`spade-envs generate --hints` (or Registry.set_hint), or use "
                     "hint_source='env'."
                 )
+        if self.config.isolation == "none":
+            from ..sandbox.env import require_trust
+
+            for env_id in ids:
+                require_trust(by_id[env_id].source, self.config.trust_code, env_id)
         pool, own_pool = self._pool(len(specs))
         results: list[Episode | None] = [None] * len(specs)
         queue = list(enumerate(specs))
@@ -312,7 +195,9 @@ class RolloutEngine:
             if own_pool and pool is not None:
                 pool.close()
             self.stats.wall_seconds = time.perf_counter() - started
-        return [r for r in results if r is not None]
+        episodes = [r for r in results if r is not None]
+        self.stats.failures = FailureCounts.of(episodes)
+        return episodes
 
     def _pool(self, plays: int) -> tuple[Any, bool]:
         if self.config.isolation == "none":
@@ -372,8 +257,9 @@ class RolloutEngine:
             opponent=cfg.opponent if game and not play.selfplay else "best",
             isolation=cfg.isolation,
             pool=pool,
+            trust_code=cfg.trust_code,
         )
-        play.reward_top = float(play.env.reward_range[1])
+        play.reward_top = reward_range_top(play.env)
         if play.selfplay:
             self._start_selfplay(play)
         else:
@@ -422,8 +308,7 @@ class RolloutEngine:
         self._first_message(play, play.seat, str(game.observe(play.seat)))
 
     def _env_failed(self, play: _Play, exc: BaseException) -> None:
-        outcome = "timeout" if isinstance(exc, (SandboxTimeout, StepTimeout)) else "env_error"
-        play.end(outcome, f"{type(exc).__name__}: {exc}", self.config.error_penalty)
+        play.end(failure_outcome(exc), f"{type(exc).__name__}: {exc}", self.config.error_penalty)
 
     # -------------------------------------------------------------- one turn
     def _turn(self, plays: list[_Play]) -> None:
@@ -508,13 +393,25 @@ class RolloutEngine:
         if play.selfplay:
             self._after_selfplay(play)
             return
-        observation, reward, terminated, truncated, info = result
-        turn.observation, turn.reward = str(observation), float(reward)
-        play.episode.seat_returns[""] += float(reward)
-        play.episode.episode_return = play.episode.seat_returns[""]
+        try:  # whatever the env answered, only this play can end over it
+            observation, reward, terminated, truncated, _info = result
+            reward = finite_reward(reward, play.target.env_id)
+            total = finite_reward(play.episode.seat_returns[""] + reward, play.target.env_id)
+            observation = str(observation)
+        except Exception as exc:
+            if not isinstance(exc, SpadeError):
+                exc = EnvContractError(
+                    f"step of {play.target.env_id} did not return (observation, reward, "
+                    f"terminated, truncated, info): {type(exc).__name__}: {exc}"
+                )
+            self._apply(play, turn, exc)
+            return
+        turn.observation, turn.reward = observation, reward
+        play.episode.seat_returns[""] = total
+        play.episode.episode_return = total
         if terminated or truncated:
-            won = info.get("success") if isinstance(info, dict) else None
-            play.episode.won = bool(won) if isinstance(won, bool) else self._won(play)
+            # A win is scored, never claimed: info["success"] is not read.
+            play.episode.won = self._won(play)
             play.end("terminated" if terminated else "truncated")
         elif self._out_of_turns(play):
             play.episode.won = self._won(play)
@@ -523,7 +420,8 @@ class RolloutEngine:
             play.messages().append({"role": "user", "content": str(observation)})
 
     def _won(self, play: _Play) -> bool:
-        return play.episode.episode_return >= play.reward_top - 1e-9
+        top, total = play.reward_top, play.episode.episode_return
+        return math.isfinite(top) and math.isfinite(total) and total >= top - _WIN_TOLERANCE
 
     def _out_of_turns(self, play: _Play) -> bool:
         cap = min(self.config.max_turns or _MAX_TURNS, _MAX_TURNS)
@@ -533,10 +431,12 @@ class RolloutEngine:
     def _step_selfplay(self, play: _Play, turn: Turn) -> None:
         game = play.env
         game.step(turn.action)
-        for agent, reward in game.rewards.items():
-            if agent in play.episode.seat_returns:
-                play.episode.seat_returns[agent] += float(reward)
-        turn.reward = float(game.rewards.get(turn.seat, 0.0))
+        env_id, returns = play.target.env_id, play.episode.seat_returns
+        rewards = {a: finite_reward(r, env_id) for a, r in dict(game.rewards).items()}
+        for agent, reward in rewards.items():
+            if agent in returns:
+                returns[agent] = finite_reward(returns[agent] + reward, env_id)
+        turn.reward = rewards.get(turn.seat, 0.0)
         return None
 
     def _after_selfplay(self, play: _Play) -> None:

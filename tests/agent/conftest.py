@@ -121,3 +121,67 @@ class CrashingEnv(TextEnv):
 """
 
 EXITING_ENV = CRASHING_ENV.replace("hard = False", "hard = True")
+
+BAD_REWARD_ENV = """
+from spade_envs import TextEnv
+
+
+class BadRewardEnv(TextEnv):
+    skill = "logic"
+    description = "Its step answers a reward that is not a finite number."
+    max_turns = 5
+
+    def _reset(self):
+        return "Say anything. Answer with \\\\boxed{x}."
+
+    def _step(self, action):
+        return "Go on.", 0.0, False
+
+    def step(self, action):  # past TextEnv's own reward check, as a duck-typed env would be
+        observation, _reward, terminated, truncated, info = super().step(action)
+        return observation, REWARD, terminated, truncated, info
+
+    def hint(self):
+        return "Any answer will do."
+
+    def solution(self):
+        return ["x"]
+"""
+
+
+def bad_reward_env(reward: str) -> str:
+    """BAD_REWARD_ENV answering ``reward`` (Python source, e.g. ``float('nan')``)."""
+    return BAD_REWARD_ENV.replace("REWARD,", f"{reward},")
+
+
+LYING_ENV = """
+from spade_envs import TextEnv
+
+
+class LyingEnv(TextEnv):
+    skill = "logic"
+    description = "Ends at once, claiming success whatever it scored."
+    max_turns = 1
+
+    def _reset(self):
+        return "Say anything. Answer with \\\\boxed{x}."
+
+    def _step(self, action):
+        return "Over.", REWARD, True
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = super().step(action)
+        info["success"] = CLAIM
+        return observation, reward, terminated, truncated, info
+
+    def hint(self):
+        return "Any answer will do."
+
+    def solution(self):
+        return ["x"]
+"""
+
+
+def lying_env(reward: float, claim: bool) -> str:
+    """LYING_ENV scoring ``reward`` and setting ``info["success"] = claim``."""
+    return LYING_ENV.replace("REWARD,", f"{reward!r},").replace("= CLAIM", f"= {claim!r}")

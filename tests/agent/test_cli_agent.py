@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -93,3 +94,66 @@ def test_progress_is_printed_as_lines_when_not_on_a_terminal(registry, scripted)
     lines = [line for line in result.output.splitlines() if line.startswith("playing: ")]
     assert lines[0] == "playing: 0/5 episodes"
     assert [line.split()[1] for line in lines[1:]] == ["1/5", "2/5", "3/5", "4/5", "5/5"]
+
+
+def _register(registry, source: str) -> str:
+    """Store ``source`` (not a seed) as the designer would; returns its gym ID."""
+    from spade_envs.core.loader import load_env_class
+    from spade_envs.core.metadata import describe
+
+    cls = load_env_class(source)
+    return registry.register(source, describe(cls, origin="designer"), status="validated").id
+
+
+@pytest.mark.parametrize("command", ["rollout", "regret"])
+def test_isolation_none_refuses_code_that_is_not_a_seed_unless_trusted(registry, scripted, command):
+    from spade_envs.cli import main
+
+    from .conftest import lying_env
+
+    env_id = _register(registry, lying_env(1.0, False))
+    args = [command, env_id, "--model", "fake", "--plays", "1", "--isolation", "none"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2, refused.output
+    assert f"{env_id} is not a packaged seed" in refused.output and "--trust-code" in refused.output
+    assert scripted == []  # refused before the model was loaded
+    trusted = CliRunner().invoke(main, [*args, "--trust-code"])
+    assert trusted.exit_code == 0, trusted.output
+    assert "WARNING: --trust-code" in trusted.output and scripted == ["fake"]
+
+
+def test_rollout_where_every_play_failed_exits_non_zero_saying_why(registry, monkeypatch):
+    from spade_envs.llm.base import Completion
+
+    down = ScriptedModel(lambda conversation, seed: Completion.failed("connection refused"))
+    monkeypatch.setattr("spade_envs.llm.load_model", lambda spec, **kwargs: down)
+    result = CliRunner().invoke(rollout_command, ["NumberGuess", "--model", "x", "--plays", "2"])
+    assert result.exit_code == 1, result.output
+    assert "failed plays: 2 model_error of 2" in result.output
+    assert re.search(
+        r"Error: Every one of the 2 plays of this rollout failed \(2 model_error\)", result.output
+    )
+    assert "connection refused" in result.output and "The model could not be asked" in result.output
+    # One play that finished is enough for a zero exit, with the failures counted.
+    flaky = ScriptedModel(
+        lambda conversation, seed: (
+            Completion.failed("dropped") if "HINT:" in conversation[1]["content"] else "\\boxed{50}"
+        )
+    )
+    monkeypatch.setattr("spade_envs.llm.load_model", lambda spec, **kwargs: flaky)
+    args = ["NumberGuess", "--model", "x", "--plays", "1", "--max-turns", "1"]
+    result = CliRunner().invoke(regret_command, [*args, "--no-record"])
+    assert result.exit_code == 0, result.output
+    assert "failed: 1 model_error" in result.output
+
+
+def test_regret_where_every_env_crashed_exits_non_zero(registry, scripted):
+    from .conftest import CRASHING_ENV
+
+    env_id = _register(registry, CRASHING_ENV)
+    args = [env_id, "--model", "fake", "--plays", "2", "--step-timeout", "5"]
+    result = CliRunner().invoke(regret_command, args)
+    assert result.exit_code == 1, result.output
+    assert "Every one of the 4 plays of this regret estimate failed (4 env_error)" in result.output
+    assert "boom" in result.output and "failed: 4 env_error" in result.output
+    assert registry.play_stats(env_id) == []  # nothing finished: nothing stored

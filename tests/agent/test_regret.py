@@ -84,6 +84,35 @@ def test_regret_rows_leave_out_model_errors_and_penalise_env_failures():
     assert not math.isnan(row.stderr)
 
 
+def test_a_return_that_is_not_finite_is_a_failed_play_of_its_env_only():
+    episodes = [
+        episode("bad", True, math.nan),
+        episode("bad", False, math.inf, won=True),
+        episode("good", True, 1.0),
+        episode("good", False, 0.0),
+        episode("crashed", True, 0.0, outcome="sandbox_crashed"),
+        episode("crashed", False, 0.0, outcome="timeout"),
+    ]
+    bad, good, crashed = regret_rows(episodes, "m", timeout_penalty=0.5)
+    assert (bad.failed, bad.env_errors, bad.n_with_hint, bad.n_without_hint) == (2, 2, 0, 0)
+    assert bad.win_rate == 0.0 and bad.regret == pytest.approx(-0.5)
+    assert math.isfinite(bad.mean_with_hint) and math.isfinite(bad.raw_regret)
+    assert (good.failed, good.raw_regret, good.win_rate) == (0, 1.0, 0.0)
+    assert (crashed.sandbox_crashes, crashed.timeouts, crashed.failed) == (1, 1, 2)
+    assert crashed.failures.summary() == "1 timeout, 1 sandbox_crashed"
+
+
+def test_the_table_shows_failures_and_no_zero_for_sides_with_no_finished_play():
+    from spade_envs.agent import RegretReport, RolloutStats
+
+    episodes = [episode("a", True, 0.0, outcome="env_error"), episode("a", False, 1.0)]
+    report = RegretReport(regret_rows(episodes, "m"), episodes, RolloutStats())
+    row = next(line for line in report.table().splitlines() if line.startswith("a "))
+    assert row.split()[1:3] == ["n/a", "1.000"] and "failed: 1 env_error" in row
+    assert report.table().splitlines()[-1] == "failed plays: 1 env_error of 2"
+    assert report.failures.first_error.startswith("env_error in a")
+
+
 def test_regret_config_checks():
     for bad in ({"plays": 0}, {"timeout_penalty": -1}, {"rollout": "fast"}):
         with pytest.raises(SpadeError):

@@ -9,21 +9,31 @@ import pytest
 from spade_envs.agent import (
     EnvTarget,
     Episode,
+    FailureCounts,
     PlaySpec,
     RolloutConfig,
     RolloutEngine,
     load_jsonl,
     matched_specs,
+    regret_rows,
     resolve_envs,
     rollout,
     save_jsonl,
     with_hint,
 )
-from spade_envs.error import SpadeError
+from spade_envs.error import EnvContractError, SpadeError, UntrustedCodeError
 from spade_envs.llm.base import Completion
 from spade_envs.make import make
 
-from .conftest import CRASHING_ENV, EXITING_ENV, HANGING_ENV, ScriptedModel, guess_reply
+from .conftest import (
+    CRASHING_ENV,
+    EXITING_ENV,
+    HANGING_ENV,
+    ScriptedModel,
+    bad_reward_env,
+    guess_reply,
+    lying_env,
+)
 
 SEEDS = ["NumberGuess", "SupplierLookup", "Nim"]
 FAST = RolloutConfig(isolation="none", max_concurrent=16, seed=7)
@@ -172,13 +182,25 @@ def test_hanging_and_crashing_envs_end_only_their_own_episode(registry):
     specs = [PlaySpec(t.env_id, 0, 0) for t in targets] + [PlaySpec("spade/NumberGuess-v1", 1, 1)]
     config = RolloutConfig(step_timeout=1.0, max_concurrent=8, seed=3, error_penalty=0.7)
     model = ScriptedModel()
-    hang, crash, exits, guess0, guess1 = RolloutEngine(model, config).run(specs, targets)
+    engine = RolloutEngine(model, config)
+    hang, crash, exits, guess0, guess1 = engine.run(specs, targets)
     assert hang.outcome == "timeout" and hang.penalty == 0.7 and "did not finish" in hang.error
     assert len(hang.turns) == 2 and hang.turns[-1].outcome == "timeout"
     assert hang.turns[0].outcome == "ok" and hang.turns[0].observation == "Go on."
     assert crash.outcome == "env_error" and "boom" in crash.error and crash.penalty == 0.7
-    assert exits.outcome == "env_error" and "died" in exits.error
+    # A worker that dies is the sandbox crashing, told apart from the code raising.
+    assert exits.outcome == "sandbox_crashed" and "died" in exits.error
+    assert exits.turns[-1].outcome == "sandbox_crashed" and exits.penalty == 0.7
     assert crash.failed and exits.failed and hang.failed
+    failures = engine.stats.failures
+    assert failures.by_outcome() == {
+        "env_error": 1,
+        "timeout": 1,
+        "sandbox_crashed": 1,
+        "model_error": 0,
+    }
+    assert failures.plays == 5 and failures.failed == 3 and not failures.all_failed
+    assert failures.first_error.startswith("timeout in test/Hanging-v1: ")
     for episode in (guess0, guess1):  # the others played on to their end
         assert episode.outcome in ("terminated", "truncated") and not episode.failed
         assert episode.penalty == 0.0
@@ -188,12 +210,133 @@ def test_hanging_and_crashing_envs_end_only_their_own_episode(registry):
 def test_in_process_step_timeout_ends_a_hanging_trusted_env(registry):
     targets = [hang_crash_targets()[0], *resolve_envs(["NumberGuess"], registry)]
     specs = [PlaySpec(t.env_id, 0, 0) for t in targets]
-    config = RolloutConfig(isolation="none", step_timeout=0.5, seed=3, error_penalty=0.7)
+    config = RolloutConfig(
+        isolation="none", trust_code=True, step_timeout=0.5, seed=3, error_penalty=0.7
+    )
     hang, guess = RolloutEngine(ScriptedModel(), config).run(specs, targets)
     assert hang.outcome == "timeout" and hang.penalty == 0.7
     assert "ran past its 0.5 s deadline" in hang.error
     assert hang.turns[0].outcome == "ok" and hang.turns[-1].outcome == "timeout"
     assert guess.outcome in ("terminated", "truncated") and not guess.failed
+
+
+def test_in_process_play_of_code_that_is_not_a_seed_needs_trust_code(registry):
+    targets = [hang_crash_targets()[1], *resolve_envs(["NumberGuess"], registry)]
+    specs = [PlaySpec(t.env_id, 0, 0) for t in targets]
+    model = ScriptedModel()
+    untrusted = RolloutConfig(isolation="none", seed=3)
+    with pytest.raises(UntrustedCodeError, match=r"test/Crashing-v1 is not a packaged seed"):
+        RolloutEngine(model, untrusted).run(specs, targets)
+    assert model.batches == []  # refused before anything was played
+    # A seed's exact code runs in-process without it; a renamed copy does not.
+    [seed] = RolloutEngine(model, untrusted).run(specs[1:], targets[1:])
+    assert seed.outcome in ("terminated", "truncated")
+    copy = EnvTarget("test/Copy-v1", targets[1].source + "\n# changed\n", "text")
+    with pytest.raises(UntrustedCodeError, match="trust_code=True"):
+        RolloutEngine(model, untrusted).run([PlaySpec(copy.env_id, 0, 0)], [copy])
+    with pytest.raises(SpadeError, match="trust_code must be True or False"):
+        RolloutConfig(trust_code="yes")
+    crash, _ = RolloutEngine(model, dataclasses.replace(untrusted, trust_code=True)).run(
+        specs, targets
+    )
+    assert crash.outcome == "env_error" and "boom" in crash.error
+
+
+@pytest.mark.parametrize(
+    ("reward", "shown"),
+    [("float('nan')", "nan"), ("float('inf')", "inf"), ("10**4000", "inf"), ("'1'", "'1'")],
+)
+def test_a_reward_that_is_not_a_finite_number_ends_only_its_own_play(registry, reward, shown):
+    bad = EnvTarget("test/BadReward-v1", bad_reward_env(reward), "text")
+    targets = [bad, *resolve_envs(["NumberGuess"], registry)]
+    specs = [PlaySpec(t.env_id, i, i, hint=h) for t in targets for i in (0, 1) for h in (0, 1)]
+    config = RolloutConfig(isolation="none", trust_code=True, seed=3, error_penalty=0.4)
+    engine = RolloutEngine(ScriptedModel(), config)
+    episodes = engine.run(specs, targets)
+    broken, fine = episodes[:4], episodes[4:]
+    for episode in broken:
+        assert episode.outcome == "env_error" and episode.penalty == 0.4
+        assert "test/BadReward-v1 gave a reward" in episode.error and shown in episode.error
+        assert episode.episode_return == 0.0 and not episode.won
+    assert all(e.outcome in ("terminated", "truncated") for e in fine)
+    assert engine.stats.failures.env_error == 4 and engine.stats.failures.plays == 8
+    # Regret goes on for the other environment; the broken one has failures, no means.
+    bad_row, good_row = regret_rows(episodes, "m")
+    assert (bad_row.failed, bad_row.env_errors, bad_row.n_with_hint) == (4, 4, 0)
+    assert bad_row.regret == pytest.approx(-0.5)  # the timeout penalty, every play failed
+    assert (good_row.failed, good_row.n_with_hint, good_row.n_without_hint) == (0, 2, 2)
+
+
+def test_a_reward_that_is_not_finite_from_a_sandboxed_env_ends_only_its_play(registry):
+    bad = EnvTarget("test/BadReward-v1", bad_reward_env("float('nan')"), "text")
+    targets = [bad, *resolve_envs(["NumberGuess"], registry)]
+    specs = [PlaySpec(t.env_id, 0, 0) for t in targets]
+    engine = RolloutEngine(ScriptedModel(), RolloutConfig(seed=3, max_concurrent=2))
+    broken, fine = engine.run(specs, targets)
+    assert broken.outcome == "env_error" and broken.failed
+    assert fine.outcome in ("terminated", "truncated") and not fine.failed
+
+
+@pytest.mark.parametrize("isolation", ["none", "sandbox"])
+@pytest.mark.parametrize(("reward", "claim", "won"), [(0.0, True, False), (1.0, False, True)])
+def test_a_win_is_scored_never_claimed_in_info(registry, isolation, reward, claim, won):
+    target = EnvTarget("test/Lying-v1", lying_env(reward, claim), "text")
+    config = RolloutConfig(isolation=isolation, trust_code=True, seed=0)
+    [episode] = RolloutEngine(ScriptedModel(), config).run(
+        [PlaySpec(target.env_id, 0, 0)], [target]
+    )
+    assert episode.outcome == "terminated" and episode.episode_return == reward
+    assert episode.won is won
+    [row] = regret_rows([episode], "m")
+    assert row.win_rate == (1.0 if won else 0.0)
+
+
+def test_failure_counts_add_up_and_keep_the_first_failure():
+    def played(outcome, ret=0.0, error=""):
+        return Episode("e", 0, 0, False, "", "", "text", "", "m", outcome, ret, error=error)
+
+    counts = FailureCounts.of(
+        [
+            played("terminated", 1.0),
+            played("model_error", error="server down"),
+            played("terminated", float("nan")),  # a return that is not finite: env_error
+            played("sandbox_crashed", error="worker died"),
+        ]
+    )
+    assert counts.by_outcome() == {
+        "env_error": 1,
+        "timeout": 0,
+        "sandbox_crashed": 1,
+        "model_error": 1,
+    }
+    assert counts.summary() == "1 env_error, 1 sandbox_crashed, 1 model_error"
+    assert counts.first_error == "model_error in e: server down"
+    assert (counts.plays, counts.failed, counts.all_failed) == (4, 3, False)
+    total = FailureCounts() + counts + FailureCounts(plays=1, timeout=1, first_error="later")
+    assert (total.plays, total.timeout, total.failed) == (5, 1, 4)
+    assert total.first_error == counts.first_error
+    assert FailureCounts.of([]).all_failed is False
+    assert FailureCounts.of([played("timeout"), played("env_error")]).all_failed
+    escaped = FailureCounts.of([played("env_error", error="\x1b[2Jgone\nnext")]).first_error
+    assert "\x1b" not in escaped and "\n" not in escaped and "gone" in escaped
+
+
+def test_exceptions_map_to_failure_outcomes():
+    from spade_envs.agent import failure_outcome
+    from spade_envs.error import (
+        EnvCodeError,
+        SandboxBroken,
+        SandboxCrashed,
+        SandboxProtocolError,
+        SandboxTimeout,
+        StepTimeout,
+    )
+
+    assert failure_outcome(SandboxTimeout("t")) == failure_outcome(StepTimeout("t")) == "timeout"
+    for exc in (SandboxCrashed("c"), SandboxProtocolError("p"), SandboxBroken("b")):
+        assert failure_outcome(exc) == "sandbox_crashed"
+    for exc in (EnvCodeError("e"), EnvContractError("c"), RuntimeError("r")):
+        assert failure_outcome(exc) == "env_error"
 
 
 def test_model_errors_and_odd_replies_are_recorded_and_the_batch_goes_on(registry):
