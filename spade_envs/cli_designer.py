@@ -79,7 +79,10 @@ def generate(
     """Generate N environments: prompt -> model -> validate (-> repair) -> novelty -> register.
 
     Prints a progress bar, then how many were generated, parsed, valid, novel and
-    registered, with the most common rejection reasons.
+    registered, the failed attempts by kind (model_error, no_code, truncated, invalid,
+    validator_error, not_novel, ...) and the most common rejection reasons. Exits with
+    status 1 when every attempt failed outside the written code (the model request, the
+    prompt or the validator itself): then nothing was designed at all.
 
     \b
     Examples:
@@ -127,6 +130,15 @@ def generate(
                 click.echo(f"hint for {attempt.env_id}: " + ("stored" if hint.ok else hint.reason))
     for attempt in registered:
         click.echo(f"registered {attempt.env_id}")
+    if report.nothing_designed:
+        failed = ", ".join(f"{n} {kind}" for kind, n in report.failures.items() if n)
+        first = report.attempts[0].reason
+        raise click.ClickException(
+            f"Every one of the {len(report.attempts)} attempts failed before any code could "
+            f"be judged ({failed}); the first: {first}. Check that the model loads or its "
+            "server answers, and that the sandbox runs (`spade-envs play NumberGuess --auto "
+            "solution`)."
+        )
 
 
 DESIGNER_COMMANDS = (generate,)

@@ -54,8 +54,10 @@ def train_command(
 ) -> None:
     """Self-play training: the model designs environments, plays them, learns from both.
 
-    Each iteration prints one line per stage (design, play, update, eval, checkpoint);
-    at the end a table of every iteration. Kill it at any time: with --resume auto the
+    Each iteration prints one line per stage (design, play, update, eval, checkpoint),
+    with the failed plays counted by outcome; at the end a table of every iteration. An
+    iteration where every play failed stops the run with status 1 and the first
+    failure's message. Kill it at any time: with --resume auto the
     same command continues from the newest checkpoint and reaches the same state.
     Under torchrun each process trains on its share (rank 0 writes).
 
@@ -66,6 +68,7 @@ def train_command(
       spade-envs train --preset cpu-tiny --run-dir runs/demo --iterations 4   # continue
       torchrun --nproc_per_node=8 -m spade_envs.trainer --preset gpu-8x --run-dir runs/gpu
     """
+    from .agent.failures import AllPlaysFailedError
     from .trainer.config_io import load_config
     from .trainer.distributed import init_distributed, shutdown
     from .trainer.loop import SelfPlayTrainer
@@ -86,6 +89,8 @@ def train_command(
                 f"checkpoints: {trainer.checkpoints}"
             )
             click.echo(f"plots: spade-envs report {run_dir}")
+    except AllPlaysFailedError as exc:  # not a usage mistake: the run itself failed
+        raise click.ClickException(str(exc)) from exc
     except SpadeError as exc:
         raise click.UsageError(str(exc)) from exc
     finally:
@@ -100,7 +105,8 @@ def report_command(run_dir: str, out: str | None) -> None:
     """Draw a training run's curves as PNG files and print its summary table.
 
     Plots returns (with and without the hint, held-out evaluation), regret, designer
-    yield, losses, tokens per second and the time split of each iteration.
+    yield, losses, tokens per second, the time split of each iteration and the failed
+    plays of each iteration by outcome.
 
     \b
     Examples:

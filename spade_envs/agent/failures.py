@@ -203,15 +203,21 @@ def reward_range_top(env: Any) -> float:
 class AllPlaysFailedError(SpadeError):
     """Every play of a run failed: there is no return, regret or win rate to report.
 
+    Args:
+        counts: The failures.
+        where: What the plays were, e.g. ``"of iteration 3"``.
+        then: A last sentence for the message: what happens because of it.
+
     Attributes:
         counts: The failures, by outcome.
     """
 
-    def __init__(self, counts: FailureCounts, where: str = "") -> None:
+    def __init__(self, counts: FailureCounts, where: str = "", *, then: str = "") -> None:
         self.counts = counts
         worst = max(FAILURE_OUTCOMES, key=lambda kind: getattr(counts, kind))
         place = f" {where}" if where else ""
         super().__init__(
             f"Every one of the {counts.plays} plays{place} failed ({counts.summary()}), so "
             f"nothing was measured. The first failure: {counts.first_error}. {_ADVICE[worst]}"
+            + (f" {then}" if then else "")
         )

@@ -2,8 +2,9 @@
 
 Every generation attempt is accounted for, whatever goes wrong: a model error, a reply
 without code, a module that does not parse, a validation failure, a near-copy of a
-stored environment. Failures become counted reasons in the :class:`DesignerReport`;
-nothing in one attempt can stop the batch. Rejected validations get up to
+stored environment. Each failed attempt carries its kind (:data:`ATTEMPT_FAILURES`,
+``Attempt.failure``) and its reason; the :class:`DesignerReport` counts both. Nothing
+in one attempt can stop the batch. Rejected validations get up to
 ``repair_rounds`` more turns in the same conversation, with the validator's report as
 feedback.
 
@@ -30,11 +31,35 @@ from ..error import SpadeError
 from .extract import extract_code
 from .prompts import EDIT_CHANGES, DesignerPrompts, Reference, describe_stats, prompt_sha256
 
-__all__ = ["MODES", "Attempt", "Designer", "DesignerConfig", "DesignerReport"]
+__all__ = [
+    "ATTEMPT_FAILURES",
+    "INFRASTRUCTURE_FAILURES",
+    "MODES",
+    "Attempt",
+    "Designer",
+    "DesignerConfig",
+    "DesignerReport",
+]
 
 MODES = ("new", "edit")
 #: Stages an attempt passes, in order; an attempt stops at the first it fails.
 STAGES = ("requested", "generated", "parsed", "valid", "novel", "registered")
+#: Why an attempt failed: the prompt could not be built, the model request failed, the
+#: reply had no usable code or was cut off, the validator rejected the code or could not
+#: run at all, the code was too close to a stored environment, the registry refused it.
+ATTEMPT_FAILURES = (
+    "prompt_error",
+    "model_error",
+    "no_code",
+    "truncated",
+    "invalid",
+    "validator_error",
+    "not_novel",
+    "registry_error",
+)
+#: Failures that say nothing about the code the model wrote: when every attempt ends in
+#: one of these, nothing was designed at all (``spade-envs generate`` exits 1).
+INFRASTRUCTURE_FAILURES = ("prompt_error", "model_error", "validator_error")
 
 
 @dataclass(frozen=True)
@@ -86,13 +111,18 @@ class DesignerConfig:
 
 @dataclass
 class Attempt:
-    """One environment the designer was asked for, and how far it got."""
+    """One environment the designer was asked for, and how far it got.
+
+    ``failure`` is one of :data:`ATTEMPT_FAILURES` ("" while nothing failed, and once
+    registered); ``reason`` says the same in words, for people and repair prompts.
+    """
 
     index: int
     mode: str
     skill: str
     stage: str = "requested"
     reason: str = ""
+    failure: str = ""
     rounds: int = 0  # model turns used (1 + repairs)
     env_id: str = ""
     document_id: int | None = None
@@ -137,6 +167,20 @@ class DesignerReport:
     def reasons(self) -> Counter[str]:
         return Counter(a.reason for a in self.attempts if a.reason)
 
+    @property
+    def failures(self) -> dict[str, int]:
+        """Failed attempts per kind of :data:`ATTEMPT_FAILURES` (every kind, 0 included)."""
+        counts = Counter(a.failure for a in self.attempts if a.failure)
+        return {kind: counts.get(kind, 0) for kind in ATTEMPT_FAILURES}
+
+    @property
+    def nothing_designed(self) -> bool:
+        """Whether every attempt failed for a reason outside the written code
+        (:data:`INFRASTRUCTURE_FAILURES`): the model, the prompt or the validator."""
+        return bool(self.attempts) and all(
+            a.failure in INFRASTRUCTURE_FAILURES for a in self.attempts
+        )
+
     def table(self, top: int = 5) -> str:
         """A summary table: counts per stage and the most common rejection reasons."""
         counts = self.counts
@@ -144,6 +188,9 @@ class DesignerReport:
         for stage in STAGES:
             lines.append(f"  {stage:<11} {counts[stage]:>5}")
         lines.append(f"  {'repaired':<11} {counts['repaired']:>5}  (valid only after a repair)")
+        failed = ", ".join(f"{n} {kind}" for kind, n in self.failures.items() if n)
+        if failed:
+            lines.append(f"failed attempts: {failed} of {len(self.attempts)}")
         if self.reasons:
             lines.append("top rejection reasons:")
             for reason, n in self.reasons.most_common(top):
@@ -247,7 +294,7 @@ class Designer:
             attempt.messages = messages
             attempt.prompt_sha256 = prompt_sha256(messages)
         except SpadeError as exc:
-            attempt.reason = _short_reason(f"prompt: {exc}")
+            attempt.reason, attempt.failure = _short_reason(f"prompt: {exc}"), "prompt_error"
         return attempt
 
     def _new_prompt(self, skill: str, document: str) -> list[dict[str, str]]:
@@ -303,9 +350,10 @@ class Designer:
         Returns:
             True when the attempt should get a repair turn.
         """
-        attempt.stage = "requested"
+        attempt.stage, attempt.failure = "requested", ""
         if not completion.ok:
             attempt.reason = _short_reason(f"model error: {completion.error}")
+            attempt.failure = "model_error"
             return False
         attempt.stage, attempt.reply = "generated", completion.text
         attempt.reply_token_ids = list(completion.token_ids or [])
@@ -314,17 +362,26 @@ class Designer:
         extraction = extract_code(completion.text)
         if not extraction.ok:
             if completion.finish_reason == "length" and extraction.reason != "no code":
-                attempt.reason = "truncated (hit max_tokens)"
+                attempt.reason, attempt.failure = "truncated (hit max_tokens)", "truncated"
             else:
                 attempt.reason = f"no usable code: {extraction.reason}"
+                attempt.failure = "no_code"
             return self._ask_repair(attempt, completion.text, f"- {attempt.reason}")
         attempt.stage, attempt.code = "parsed", extraction.code
-        report = self._validator.validate(extraction.code, filename=f"designer-{attempt.index}.py")
+        try:
+            report = self._validator.validate(
+                extraction.code, filename=f"designer-{attempt.index}.py"
+            )
+        except SpadeError as exc:  # the validator itself could not run: not the code's fault
+            attempt.reason = _short_reason(f"validator: {type(exc).__name__}: {exc}")
+            attempt.failure = "validator_error"
+            return False
         if not report.passed:
             failure = report.failures[0] if report.failures else None
             attempt.reason = _short_reason(
                 f"invalid: {failure.name}: {failure.reason}" if failure else "invalid"
             )
+            attempt.failure = "invalid"
             return self._ask_repair(attempt, completion.text, report.feedback())
         attempt.stage = "valid"
         from ..validation.static import static_metadata
@@ -339,6 +396,7 @@ class Designer:
         if novelty.score < self.config.novelty_threshold:
             near = novelty.nearest.record.id if novelty.nearest else "?"
             attempt.reason = f"not novel: {novelty.score:.3f} from {near}"
+            attempt.failure = "not_novel"
             return False
         attempt.stage = "novel"
         try:
@@ -355,8 +413,10 @@ class Designer:
             )
         except SpadeError as exc:
             attempt.reason = _short_reason(f"registry: {exc}")
+            attempt.failure = "registry_error"
             return False
         attempt.stage, attempt.env_id, attempt.reason = "registered", record.id, ""
+        attempt.failure = ""
         self.memory.sync()  # later attempts in this run see it when judging novelty
         return False
 

@@ -9,7 +9,8 @@ SelfPlayTrainer(config, "runs/demo").run()       # metrics.jsonl, checkpoints/, 
 ```
 
 - :mod:`.config`: :class:`SelfPlayConfig`, presets (``presets/*.toml``), ``--set`` overrides.
-- :mod:`.loop`: :class:`SelfPlayTrainer` (self-play and fixed-pool modes, exact resume).
+- :mod:`.loop`: :class:`SelfPlayTrainer` (self-play and fixed-pool modes, exact resume);
+  :mod:`.stages`: the designer reward, failure counts and metrics of each stage.
 - :mod:`.samples`, :mod:`.grpo`, :mod:`.learner`, :mod:`.lora`: GRPO for both roles.
 - :mod:`.distributed`: torchrun helpers; :mod:`.checkpoint`, :mod:`.metrics`, :mod:`.report`.
 
@@ -27,6 +28,7 @@ _LAZY = {
     "ConfigError": "config",
     "SelfPlayTrainer": "loop",
     "TrainerError": "loop",
+    "IterationFailedError": "stages",
     "GRPOConfig": "learner",
     "Learner": "learner",
     "Sample": "samples",

@@ -11,7 +11,7 @@ comma list fills a tuple::
     save_config(config, run_dir / "config.toml")   # what every run keeps
 
 Every section checks itself in ``__post_init__``; an unknown key or preset is reported with
-the close matches. Files and overrides are read and written by
+the close matches. Dicts, files and overrides are read and written by
 :mod:`spade_envs.trainer.config_io` (its functions are reachable from here too).
 """
 
@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +38,6 @@ __all__ = [
     "REWARDS",
     "RewardSettings",
     "SelfPlayConfig",
-    "config_from_dict",
     "config_to_dict",
 ]
 
@@ -223,7 +221,14 @@ class AgentSettings:
         top_p: Nucleus sampling mass.
         concurrency: Plays live at once (the model's batch).
         isolation: ``sandbox`` (every environment in a sandbox worker) or ``none``
-            (in-process: only for trusted code such as the seeds).
+            (in the trainer's process, with its rights and no sandbox). ``none`` is refused
+            in ``selfplay`` mode, whatever ``trust_code`` says: the designer's environments
+            are written by the model being trained and never run outside the sandbox. In
+            ``fixed-pool`` mode it needs ``trust_code = true``.
+        trust_code: DANGEROUS, off by default. With ``isolation = "none"`` in
+            ``fixed-pool`` mode: run the pool's environments, which need not be packaged
+            seeds (registered or imported by anyone), in the trainer's process. Set it
+            only when you wrote or reviewed every environment of the pool.
         step_timeout: Seconds per reset/step in the sandbox.
         train_hinted: Whether hinted plays are trained on too (their own GRPO groups). Off
             by default: the hint is privileged information the agent never has when it is
@@ -243,6 +248,7 @@ class AgentSettings:
     top_p: float = 1.0
     concurrency: int = 64
     isolation: str = "sandbox"
+    trust_code: bool = False
     step_timeout: float = 10.0
     train_hinted: bool = False
     group_by: str = "env"
@@ -268,6 +274,13 @@ class AgentSettings:
         for kind in self.pool_kinds:
             _choice("agent", "pool_kinds", kind, _KINDS)
         _choice("agent", "isolation", self.isolation, ("sandbox", "none"))
+        _check(
+            self.isolation != "none" or self.trust_code,
+            "agent.isolation = 'none' runs environment code in the trainer's process, with its "
+            "rights and no sandbox, and registry or imported environments may be hostile. Use "
+            "agent.isolation = 'sandbox', or (fixed-pool mode only, for environments you wrote "
+            "or reviewed) also set agent.trust_code = true.",
+        )
         _choice("agent", "group_by", self.group_by, AGENT_GROUPS)
         _choice("agent", "opponent", self.opponent, ("best", "random", "self"))
         _check(math.isfinite(self.format_bonus), "agent.format_bonus must be finite.")
@@ -460,6 +473,12 @@ class SelfPlayConfig:
                 isinstance(getattr(self, name), cls),
                 f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}.",
             )
+        _check(
+            self.mode != "selfplay" or self.agent.isolation != "none",
+            "agent.isolation = 'none' is refused in selfplay mode, even with agent.trust_code: "
+            "the designer's environments are written by the model being trained and run only "
+            "in the sandbox. Use agent.isolation = 'sandbox' (the default).",
+        )
         held_out = set(self.eval.envs)
         overlap = sorted(held_out & {_bare(e) for e in self.agent.fixed_pool})
         _check(
@@ -476,89 +495,6 @@ def _bare(env: str) -> str:
         name, _, version = env.rpartition("-v")
         return name if version.isdigit() else env
     return env
-
-
-# ----------------------------------------------------------------- building from dicts
-
-
-def _field_types(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _coerce(where: str, value: Any, kind: Any) -> Any:
-    """Check ``value`` (from TOML or ``--set``) against a field type, converting
-    int -> float, list -> tuple and a comma string -> tuple of strings."""
-    origin = typing.get_origin(kind)
-    if origin is tuple:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        _check(
-            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value),
-            f"{where} must be a list of strings, got {value!r}.",
-        )
-        return tuple(value)
-    if kind is bool:
-        _check(isinstance(value, bool), f"{where} must be true or false, got {value!r}.")
-        return value
-    if kind is int:
-        _check(
-            isinstance(value, int) and not isinstance(value, bool),
-            f"{where} must be an integer, got {value!r}.",
-        )
-        return value
-    if kind is float:
-        _check(
-            isinstance(value, (int, float)) and not isinstance(value, bool),
-            f"{where} must be a number, got {value!r}.",
-        )
-        _check(math.isfinite(float(value)), f"{where} must be finite, got {value!r}.")
-        return float(value)
-    if kind is str:
-        _check(isinstance(value, str), f"{where} must be a string, got {value!r}.")
-        return value
-    raise ConfigError(f"{where} has a type the config loader does not know: {kind!r}.")
-
-
-def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
-    types = _field_types(cls)
-    known = [f.name for f in dataclasses.fields(cls)]
-    values = {}
-    for key, value in data.items():
-        if key not in known:
-            raise ConfigError(
-                f"Unknown setting {where}{key!r}.{suggest(key, known)} "
-                f"Settings of {where.rstrip('.') or 'the top level'}: {', '.join(known)}."
-            )
-        values[key] = _coerce(f"{where}{key}", value, types[key])
-    try:
-        return cls(**values)
-    except ConfigError:
-        raise
-    except SpadeError as exc:  # GRPOConfig's own checks
-        raise ConfigError(f"{where}{exc}") from exc
-
-
-def config_from_dict(data: Mapping[str, Any]) -> SelfPlayConfig:
-    """Build a config from nested dicts (a parsed preset); unknown keys are errors."""
-    top: dict[str, Any] = {}
-    sections: dict[str, Any] = {}
-    top_level = [f.name for f in dataclasses.fields(SelfPlayConfig) if f.name not in _SECTIONS]
-    for key, value in data.items():
-        if key in _SECTIONS:
-            _check(
-                isinstance(value, Mapping),
-                f"[{key}] must be a table of settings, got {value!r}.",
-            )
-            sections[key] = _build(_SECTIONS[key], value, f"{key}.")
-        elif key in top_level:
-            top[key] = value
-        else:
-            raise ConfigError(
-                f"Unknown setting {key!r}.{suggest(key, [*top_level, *_SECTIONS])} Top-level "
-                f"settings: {', '.join(top_level)}; sections: {', '.join(_SECTIONS)}."
-            )
-    base = _build(SelfPlayConfig, top, "")
-    return dataclasses.replace(base, **sections) if sections else base
 
 
 def config_to_dict(config: SelfPlayConfig) -> dict[str, Any]:
@@ -580,6 +516,7 @@ def config_to_dict(config: SelfPlayConfig) -> dict[str, Any]:
 _IO_NAMES = (
     "apply_overrides",
     "available_presets",
+    "config_from_dict",
     "config_from_toml",
     "config_to_toml",
     "load_config",

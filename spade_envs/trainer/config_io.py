@@ -7,24 +7,26 @@ is here); this module turns files and command-line overrides into them and back.
 from __future__ import annotations
 
 import dataclasses
+import math
+import typing
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..error import suggest
+from ..error import SpadeError, suggest
 from .config import (
     _SECTIONS,
     ConfigError,
     SelfPlayConfig,
     _check,
-    config_from_dict,
     config_to_dict,
 )
 
 __all__ = [
     "apply_overrides",
     "available_presets",
+    "config_from_dict",
     "config_from_toml",
     "config_to_toml",
     "load_config",
@@ -32,6 +34,86 @@ __all__ = [
     "read_config",
     "save_config",
 ]
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _coerce(where: str, value: Any, kind: Any) -> Any:
+    """Check ``value`` (from TOML or ``--set``) against a field type, converting
+    int -> float, list -> tuple and a comma string -> tuple of strings."""
+    origin = typing.get_origin(kind)
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        _check(
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value),
+            f"{where} must be a list of strings, got {value!r}.",
+        )
+        return tuple(value)
+    if kind is bool:
+        _check(isinstance(value, bool), f"{where} must be true or false, got {value!r}.")
+        return value
+    if kind is int:
+        _check(
+            isinstance(value, int) and not isinstance(value, bool),
+            f"{where} must be an integer, got {value!r}.",
+        )
+        return value
+    if kind is float:
+        _check(
+            isinstance(value, (int, float)) and not isinstance(value, bool),
+            f"{where} must be a number, got {value!r}.",
+        )
+        _check(math.isfinite(float(value)), f"{where} must be finite, got {value!r}.")
+        return float(value)
+    if kind is str:
+        _check(isinstance(value, str), f"{where} must be a string, got {value!r}.")
+        return value
+    raise ConfigError(f"{where} has a type the config loader does not know: {kind!r}.")
+
+
+def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+    types = _field_types(cls)
+    known = [f.name for f in dataclasses.fields(cls)]
+    values = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(
+                f"Unknown setting {where}{key!r}.{suggest(key, known)} "
+                f"Settings of {where.rstrip('.') or 'the top level'}: {', '.join(known)}."
+            )
+        values[key] = _coerce(f"{where}{key}", value, types[key])
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except SpadeError as exc:  # GRPOConfig's own checks
+        raise ConfigError(f"{where}{exc}") from exc
+
+
+def config_from_dict(data: Mapping[str, Any]) -> SelfPlayConfig:
+    """Build a config from nested dicts (a parsed preset); unknown keys are errors."""
+    top: dict[str, Any] = {}
+    sections: dict[str, Any] = {}
+    top_level = [f.name for f in dataclasses.fields(SelfPlayConfig) if f.name not in _SECTIONS]
+    for key, value in data.items():
+        if key in _SECTIONS:
+            _check(
+                isinstance(value, Mapping),
+                f"[{key}] must be a table of settings, got {value!r}.",
+            )
+            sections[key] = _build(_SECTIONS[key], value, f"{key}.")
+        elif key in top_level:
+            top[key] = value
+        else:
+            raise ConfigError(
+                f"Unknown setting {key!r}.{suggest(key, [*top_level, *_SECTIONS])} Top-level "
+                f"settings: {', '.join(top_level)}; sections: {', '.join(_SECTIONS)}."
+            )
+    base = _build(SelfPlayConfig, top, "")
+    return dataclasses.replace(base, **sections) if sections else base
 
 
 def _toml_value(value: Any) -> str:

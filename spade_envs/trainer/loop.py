@@ -12,7 +12,10 @@ One iteration ``k``, top to bottom (:meth:`SelfPlayTrainer.iteration`):
    to play), each ``agent.plays`` times with the hint and as many times without, matched.
    In fixed-pool mode there is no designer: the agent plays environments from a frozen
    list (the SPADE paper's baseline), with the same metrics.
-3. **regret**: regret, blend and learnability per environment.
+3. **regret**: regret, blend and learnability per environment. Failed plays are counted
+   by outcome (``env_error``, ``timeout``, ``sandbox_crashed``, ``model_error``) and left
+   out of every mean; an iteration where every play failed stops the run with
+   :class:`~spade_envs.trainer.stages.IterationFailedError` (the first failure's message).
 4. **designer rewards**: an attempt whose environment was registered gets the configured
    reward of its plays; one that failed earlier gets a reward graded by how far it got
    (:func:`designer_reward`). With ``designer.delay = d`` the attempts of iteration ``k``
@@ -59,12 +62,24 @@ from . import distributed
 from .checkpoint import capture_rng, load_checkpoint, restore_rng, save_checkpoint
 from .config import SelfPlayConfig, config_to_dict
 from .config_io import config_from_toml, config_to_toml
-from .metrics import REJECT_FIELDS, reject_field
+from .stages import (
+    IterationFailedError,
+    design_summary,
+    designer_reward,
+    eval_line,
+    eval_summary,
+    merge_eval,
+    merge_play,
+    metrics_record,
+    play_line,
+    play_summary,
+)
 from .view import iteration_tag
 
 __all__ = [
     "CRASH_POINTS",
     "RESUME_MODES",
+    "IterationFailedError",
     "SelfPlayTrainer",
     "TrainerError",
     "designer_reward",
@@ -87,41 +102,6 @@ def _derive(seed: int, iteration: int, purpose: str) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def designer_reward(attempt: Any, row: Any, settings: Any) -> float:
-    """The reward of one designer attempt.
-
-    Args:
-        attempt: A :class:`~spade_envs.generator.Attempt`.
-        row: The :class:`~spade_envs.agent.RegretRow` of its environment this iteration
-            (None when it was not played).
-        settings: :class:`~spade_envs.trainer.config.RewardSettings`.
-
-    Returns:
-        For a registered, played environment: ``regret`` (already penalised for plays
-        whose environment hung or crashed), or ``blend``/``learnability`` minus
-        ``timeout_penalty`` times the share of such plays. Otherwise the stage ladder:
-        ``failed_requested`` (no reply), ``failed_generated`` (no code),
-        ``failed_truncated`` (code cut off at ``max_tokens``), ``failed_parsed`` (invalid
-        code), ``failed_valid`` (valid but not novel, or registered and never played to
-        the end).
-    """
-    if attempt.stage == "registered" and row is not None:
-        total = row.n_with_hint + row.n_without_hint + row.failed
-        if total:
-            if settings.kind == "regret":
-                return float(row.regret)
-            base = row.blend if settings.kind == "blend" else row.learnability
-            return float(base) - settings.timeout_penalty * row.failed / total
-    if attempt.stage == "generated" and attempt.reason.startswith("truncated"):
-        return float(settings.failed_truncated)
-    ladder = {
-        "requested": settings.failed_requested,
-        "generated": settings.failed_generated,
-        "parsed": settings.failed_parsed,
-    }
-    return float(ladder.get(attempt.stage, settings.failed_valid))
-
-
 class _DocumentFeed:
     """A corpus stand-in that hands the designer its documents in order, each one
     ``repeat`` times: the attempts on one document form one GRPO group."""
@@ -134,10 +114,6 @@ class _DocumentFeed:
         if len(taken) < n:
             raise SpadeError("The designer asked for more documents than were prepared.")
         return taken
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 class SelfPlayTrainer:
@@ -211,6 +187,8 @@ class SelfPlayTrainer:
         # 2-3. play with and without the hint; regret per environment
         env_ids = self._envs_to_play(k)
         episodes, rows, play = self._play(k, env_ids)
+        if play["failures"].all_failed:  # every rank sees the same totals: all stop
+            raise IterationFailedError(play["failures"], k)
         self._crash(k, "play")
         # 4. designer rewards of the batch due now (attempts of iteration k - delay)
         due = self._take_due(k)
@@ -240,7 +218,7 @@ class SelfPlayTrainer:
             (self.generator.tokens - gen_tokens, self.generator.seconds - gen_seconds)
         )
         generated, gen_time = sum(c[0] for c in counts), max(c[1] for c in counts)
-        record = self._metrics_record(k, design, play, rows, due, rewards, stats, evaluation)
+        record = metrics_record(k, design, play, rows, due, rewards, stats, evaluation)
         record.update(
             generated_tokens=generated,
             tokens_per_s=generated / gen_time if gen_time > 0 else 0.0,
@@ -305,12 +283,8 @@ class SelfPlayTrainer:
             "seconds_validate": max(t[1] for t in timing),
         }
         registered = [a for a in attempts if a.stage == "registered"]
-        reasons: dict[str, int] = {}
-        for a in attempts:
-            if a.stage != "registered":
-                reasons[reject_field(a.reason)] = reasons.get(reject_field(a.reason), 0) + 1
-        design.update(requested=len(attempts), registered=len(registered), reasons=reasons)
-        listed = ", ".join(f"{k[7:]} {n}" for k, n in sorted(reasons.items()))
+        design.update(design_summary(attempts))
+        listed = ", ".join(f"{k[7:]} {n}" for k, n in sorted(design["reasons"].items()))
         self._say(
             k,
             f"design: {len(attempts)} attempts on {len(documents)} document(s), "
@@ -348,6 +322,7 @@ class SelfPlayTrainer:
         cfg = self.config.agent
         values = dict(
             isolation=cfg.isolation,
+            trust_code=cfg.trust_code,
             step_timeout=cfg.step_timeout,
             max_concurrent=cfg.concurrency,
             max_turns=cfg.max_turns or None,
@@ -383,31 +358,11 @@ class SelfPlayTrainer:
             iteration_tag(self.run_id, k),
             timeout_penalty=self.config.reward.timeout_penalty,
         )
-        finished = [e for e in episodes if not e.failed and e.outcome != "model_error"]
-        local = {
-            "rows": rows,
-            "with": [e.episode_return for e in finished if e.hint],
-            "without": [e.episode_return for e in finished if not e.hint],
-            "wins": [float(e.won) for e in finished if not e.hint],
-            "plays": len(episodes),
-            "seconds": time.perf_counter() - started,
-        }
-        everyone = distributed.all_gather_objects(local)
-        rows = [row for part in everyone for row in part["rows"]]
-        play = {
-            key: [v for part in everyone for v in part[key]] for key in ("with", "without", "wins")
-        }
-        play["plays"] = sum(part["plays"] for part in everyone)
-        play["envs"] = len(env_ids)
-        play["seconds"] = max(part["seconds"] for part in everyone)
-        with_hint, without = _mean(play["with"]), _mean(play["without"])
-        self._say(
-            k,
-            f"play: {len(env_ids)} environments x {self.config.agent.plays}+"
-            f"{self.config.agent.plays} plays, return {with_hint or 0:.3f} with hint / "
-            f"{without or 0:.3f} without, mean regret "
-            f"{_mean([r.regret for r in rows]) or 0:.3f} in {play['seconds']:.1f} s",
-        )
+        local = play_summary(episodes, rows, time.perf_counter() - started)
+        rows, play = merge_play(distributed.all_gather_objects(local), len(env_ids))
+        self._say(k, play_line(play, rows, self.config.agent.plays))
+        if play["failures"].failed:
+            self._say(k, f"play: first failure: {play['failures'].first_error}")
         return episodes, rows, play
 
     # ============================================================ 4-5. samples
@@ -477,66 +432,10 @@ class SelfPlayTrainer:
             max_tokens=cfg.max_tokens,
         )
         episodes = self._run_plays(cfg.envs, cfg.plays, False, config)
-        local = [(e.episode_return, float(e.won)) for e in episodes]
-        results = [v for part in distributed.all_gather_objects(local) for v in part]
-        out = {
-            "eval_return": _mean([r for r, _ in results]),
-            "eval_win_rate": _mean([w for _, w in results]),
-            "seconds_eval": time.perf_counter() - started,
-        }
-        self._say(
-            k,
-            f"eval: return {out['eval_return'] or 0:.3f}, win rate "
-            f"{out['eval_win_rate'] or 0:.2f} on {len(cfg.envs)} held-out environment(s) "
-            f"in {out['seconds_eval']:.1f} s",
-        )
+        parts = distributed.all_gather_objects(eval_summary(episodes))
+        out = merge_eval(parts, time.perf_counter() - started)
+        self._say(k, eval_line(out, len(cfg.envs)))
         return out
-
-    # ============================================================ 8. metrics
-    def _metrics_record(
-        self,
-        k: int,
-        design: dict[str, Any],
-        play: dict[str, Any],
-        rows: list[Any],
-        due: list[Any],
-        rewards: list[float],
-        stats: dict[str, float],
-        evaluation: dict[str, Any],
-    ) -> dict[str, Any]:
-        requested = design.get("requested", 0)
-        record: dict[str, Any] = {
-            "iteration": k,
-            "designer_requested": requested,
-            "designer_registered": design.get("registered", 0),
-            "designer_yield": design.get("registered", 0) / requested if requested else 0.0,
-            "designer_reward": _mean(rewards),
-            "designer_trained": len(due),
-            "envs_played": play["envs"],
-            "plays": play["plays"],
-            "mean_regret": _mean([r.regret for r in rows]),
-            "mean_raw_regret": _mean([r.raw_regret for r in rows]),
-            "win_rate": _mean(play["wins"]),
-            "agent_return_with_hint": _mean(play["with"]),
-            "agent_return_without_hint": _mean(play["without"]),
-            "eval_return": evaluation.get("eval_return"),
-            "eval_win_rate": evaluation.get("eval_win_rate"),
-        }
-        for key in ("loss", "loss_agent", "loss_designer", "tokens_agent", "tokens_designer"):
-            record[key] = stats[key]
-        for key in ("samples_agent", "samples_designer", "grad_norm", "clip_frac", "kl"):
-            record[key] = stats[key]
-        for key in ("tokens_agent", "tokens_designer", "samples_agent", "samples_designer"):
-            record[key] = int(record[key])
-        record.update(
-            seconds_generate=design.get("seconds_generate", 0.0),
-            seconds_validate=design.get("seconds_validate", 0.0),
-            seconds_play=play["seconds"],
-            seconds_eval=evaluation.get("seconds_eval", 0.0),
-        )
-        for field in REJECT_FIELDS:
-            record[field] = design.get("reasons", {}).get(field, 0)
-        return record
 
     # ============================================================ set-up, resume
     def setup(self) -> None:

@@ -2,7 +2,11 @@
 
 ``RUN_DIR/metrics.jsonl`` holds one JSON object per iteration with the fields of
 :data:`METRIC_FIELDS` (numbers; ``eval_return`` is null on an iteration without an
-evaluation) plus counts of the designer's rejection reasons (``reject_*``).
+evaluation, and the returns, regret and win rates are null when no play finished) plus
+counts of the designer's rejection reasons (``reject_*``). The plays that failed are
+counted by outcome (:data:`FAILURE_FIELDS`: ``failed_env_error``, ``failed_timeout``,
+``failed_sandbox_crashed``, ``failed_model_error``; ``eval_failed`` for the evaluation)
+and left out of every mean: no failure hides as a zero.
 ``RUN_DIR/tensorboard/`` gets every numeric field as a scalar under ``<group>/<field>``
 when the ``tensorboard`` package is installed (``pip install 'spade-envs[train]'``);
 without it the trainer warns once and writes the JSON lines only.
@@ -21,6 +25,7 @@ from typing import Any
 from ..error import SpadeError
 
 __all__ = [
+    "FAILURE_FIELDS",
     "METRIC_FIELDS",
     "REJECT_FIELDS",
     "TIMING_FIELDS",
@@ -39,6 +44,11 @@ METRIC_FIELDS = (
     "designer_trained",
     "envs_played",
     "plays",
+    "plays_failed",
+    "failed_env_error",
+    "failed_timeout",
+    "failed_sandbox_crashed",
+    "failed_model_error",
     "mean_regret",
     "mean_raw_regret",
     "win_rate",
@@ -46,6 +56,7 @@ METRIC_FIELDS = (
     "agent_return_without_hint",
     "eval_return",
     "eval_win_rate",
+    "eval_failed",
     "loss",
     "loss_agent",
     "loss_designer",
@@ -66,6 +77,9 @@ METRIC_FIELDS = (
     "seconds_eval",
     "seconds_iteration",
 )
+#: Failed plays of the iteration, one field per outcome of
+#: :data:`spade_envs.agent.failures.FAILURE_OUTCOMES` (``plays_failed`` is their sum).
+FAILURE_FIELDS = tuple(f for f in METRIC_FIELDS if f.startswith("failed_"))
 #: Fields that measure time: they differ between two runs that are otherwise the same.
 TIMING_FIELDS = tuple(
     f for f in METRIC_FIELDS if f.startswith("seconds_") or f.endswith("tokens_per_s")
@@ -81,19 +95,21 @@ REJECT_FIELDS = (
 )
 
 
-def reject_field(reason: str) -> str:
-    """The ``reject_*`` field a designer rejection reason is counted under."""
-    if reason.startswith("model error") or reason.startswith("prompt"):
-        return "reject_model_error"
-    if reason.startswith("truncated"):
-        return "reject_truncated"
-    if reason.startswith("no usable code"):
-        return "reject_no_code"
-    if reason.startswith("invalid"):
-        return "reject_invalid"
-    if reason.startswith("not novel"):
-        return "reject_not_novel"
-    return "reject_other"
+#: The ``reject_*`` field of each designer failure kind
+#: (:data:`spade_envs.generator.pipeline.ATTEMPT_FAILURES`); others go to ``reject_other``.
+_REJECT_OF = {
+    "prompt_error": "reject_model_error",
+    "model_error": "reject_model_error",
+    "no_code": "reject_no_code",
+    "truncated": "reject_truncated",
+    "invalid": "reject_invalid",
+    "not_novel": "reject_not_novel",
+}
+
+
+def reject_field(failure: str) -> str:
+    """The ``reject_*`` field a designer attempt's ``failure`` kind is counted under."""
+    return _REJECT_OF.get(failure, "reject_other")
 
 
 def _group(name: str) -> str:
@@ -105,6 +121,8 @@ def _group(name: str) -> str:
         return "designer"
     if name.startswith("eval"):
         return "eval"
+    if name.startswith(("failed_", "plays_failed")):
+        return "failures"
     return "agent"
 
 

@@ -7,7 +7,9 @@
 - ``designer.png``: designer yield and the mean designer reward;
 - ``losses.png``: the GRPO loss, per role;
 - ``throughput.png``: generated tokens per second and trained tokens per second;
-- ``time.png``: where each iteration's time went (generate, validate, play, update, eval).
+- ``time.png``: where each iteration's time went (generate, validate, play, update, eval);
+- ``failures.png``: the failed plays of each iteration, stacked by outcome (env_error,
+  timeout, sandbox_crashed, model_error), and the failed evaluation plays.
 
 matplotlib (with its non-interactive Agg backend) is imported only here.
 """
@@ -22,7 +24,7 @@ from typing import Any
 from ..error import SpadeError
 from .metrics import read_metrics
 
-__all__ = ["PLOTS", "draw_report", "summary_table"]
+__all__ = ["PLOTS", "STACKED_PLOTS", "draw_report", "stack_heights", "summary_table"]
 
 #: Each plot: file name, title, y label, and the (field, label) curves it draws.
 PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
@@ -62,12 +64,32 @@ PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
         (("tokens_per_s", "generated"), ("train_tokens_per_s", "trained")),
     ),
 )
-_TIME_SPLIT = (
-    ("seconds_generate", "generate"),
-    ("seconds_validate", "validate"),
-    ("seconds_play", "play"),
-    ("seconds_update", "update"),
-    ("seconds_eval", "eval"),
+#: Stacked bars per iteration: file name, title, y label, and the (field, label) layers.
+STACKED_PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "time.png",
+        "Time per iteration",
+        "seconds",
+        (
+            ("seconds_generate", "generate"),
+            ("seconds_validate", "validate"),
+            ("seconds_play", "play"),
+            ("seconds_update", "update"),
+            ("seconds_eval", "eval"),
+        ),
+    ),
+    (
+        "failures.png",
+        "Failed plays",
+        "plays",
+        (
+            ("failed_env_error", "env_error"),
+            ("failed_timeout", "timeout"),
+            ("failed_sandbox_crashed", "sandbox_crashed"),
+            ("failed_model_error", "model_error"),
+            ("eval_failed", "evaluation (any outcome)"),
+        ),
+    ),
 )
 
 
@@ -123,16 +145,35 @@ def draw_report(run_dir: str | Path, out_dir: str | Path | None = None) -> list[
                 ax.plot(xs, ys, marker="o", label=label)
         _finish(ax, title, ylabel)
         written.append(_save(fig, out / name, plt))
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
     iterations = [int(r.get("iteration", i + 1)) for i, r in enumerate(records)]
-    bottom = [0.0] * len(records)
-    for field, label in _TIME_SPLIT:
-        heights = [float(r.get(field) or 0.0) for r in records]
-        ax.bar(iterations, heights, bottom=bottom, label=label)
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    _finish(ax, "Time per iteration", "seconds")
-    written.append(_save(fig, out / "time.png", plt))
+    for name, title, ylabel, layers in STACKED_PLOTS:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        bottom = [0.0] * len(records)
+        for label, heights in stack_heights(records, layers):
+            ax.bar(iterations, heights, bottom=bottom, label=label)
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        if not any(bottom):
+            recorded = any(field in r for r in records for field, _ in layers)
+            note = f"no {title.lower()}" if recorded else "not recorded in this run"
+            ax.set_ylim(0, 1)
+            ax.text(0.5, 0.6, note, ha="center", va="center", transform=ax.transAxes)
+        _finish(ax, title, ylabel)
+        written.append(_save(fig, out / name, plt))
     return written
+
+
+def stack_heights(
+    records: Sequence[dict[str, Any]], layers: Sequence[tuple[str, str]]
+) -> list[tuple[str, list[float]]]:
+    """The bars of a stacked plot: ``(label, height per record)`` for each layer."""
+    return [(label, [_height(r.get(field)) for r in records]) for field, label in layers]
+
+
+def _height(value: Any) -> float:
+    """A bar's height: a finite number >= 0, else 0 (a missing field draws nothing)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if math.isfinite(value) and value > 0 else 0.0
 
 
 def _finish(ax: Any, title: str, ylabel: str) -> None:
@@ -172,6 +213,7 @@ def summary_table(records: Sequence[dict[str, Any]]) -> str:
         ("ret+hint", "agent_return_with_hint", ".3f", 8),
         ("ret-hint", "agent_return_without_hint", ".3f", 8),
         ("eval", "eval_return", ".3f", 6),
+        ("failed", "plays_failed", "d", 6),
         ("loss", "loss", ".4f", 8),
         ("tok agent", "tokens_agent", "d", 9),
         ("tok design", "tokens_designer", "d", 10),

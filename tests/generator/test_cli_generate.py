@@ -64,12 +64,17 @@ def test_generate_through_an_http_server(tmp_path, monkeypatch):
     assert record.model == "scripted"  # the name the server reports
 
 
-def test_generate_with_an_unreachable_server_reports_instead_of_crashing(tmp_path, monkeypatch):
+def test_generate_with_an_unreachable_server_reports_and_exits_non_zero(tmp_path, monkeypatch):
     monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'gen.db'}")
     result = CliRunner().invoke(
         main,
         ["generate", "--model", "openai:http://127.0.0.1:9#m", "--n", "2", "--embedder", "hashing"],
     )
-    assert result.exit_code == 0, result.output
+    # Nothing was designed at all: the table, then a non-zero exit saying why.
+    assert result.exit_code == 1, result.output
     assert "model error" in result.output
     assert re.search(r"^\s+generated\s+0$", result.output, re.M)
+    assert "failed attempts: 2 model_error of 2" in result.output
+    assert "Error: Every one of the 2 attempts failed before any code could be judged" in (
+        result.output
+    )

@@ -130,8 +130,49 @@ def test_hopeless_replies_are_counted_by_reason_and_never_stop_the_batch(setup):
     assert reasons["model error: server unreachable"] == 1
     assert reasons["no usable code: does not parse"] == 1
     assert reasons["no usable code: truncated"] == 1
+    assert [a.failure for a in report.attempts] == [
+        "no_code",
+        "model_error",
+        "no_code",
+        "no_code",
+        "",
+    ]
+    assert report.failures == {
+        "prompt_error": 0,
+        "model_error": 1,
+        "no_code": 3,
+        "truncated": 0,
+        "invalid": 0,
+        "validator_error": 0,
+        "not_novel": 0,
+        "registry_error": 0,
+    }
+    assert not report.nothing_designed
     table = report.table()
     assert "registered" in table and "top rejection reasons" in table
+    assert "failed attempts: 1 model_error, 3 no_code of 5" in table
+
+
+def test_a_validator_that_cannot_run_is_not_blamed_on_the_code(setup):
+    from spade_envs.error import SandboxUnavailable
+
+    class Broken:
+        def validate(self, source, filename=""):
+            raise SandboxUnavailable("no sandbox on this machine")
+
+        def close(self):
+            pass
+
+    registry, memory, corpus = setup
+    model = RecordedModel([[FENCED.format(VALID)], [Completion.failed("down")]])
+    config = DesignerConfig(n=2, batch_size=2, skill="math", seed=1)
+    report = Designer(model, registry, memory, corpus, config, validator=Broken()).run()
+    first, second = report.attempts
+    assert (first.stage, first.failure) == ("parsed", "validator_error")
+    assert "SandboxUnavailable: no sandbox on this machine" in first.reason
+    assert first.rounds == 1  # no repair turn: the code was never judged
+    assert second.failure == "model_error"
+    assert report.nothing_designed and "1 model_error, 1 validator_error" in report.table()
 
 
 def test_a_renamed_copy_of_a_stored_environment_is_not_novel(setup):

@@ -100,6 +100,36 @@ def test_train_refuses_bad_options_before_loading_anything(tmp_path, clean_env, 
     assert not (tmp_path / "r").exists()
 
 
+def test_train_refuses_isolation_none_for_designer_environments(tmp_path, clean_env):
+    args = ["train", "--run-dir", str(tmp_path / "r"), "--set", "agent.isolation=none"]
+    for extra in ([], ["--set", "agent.trust_code=true"]):
+        result = CliRunner().invoke(main, [*args, *extra])
+        assert result.exit_code == 2 and "agent.isolation = 'none'" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_train_where_every_play_failed_exits_1_with_the_first_failure(tmp_path, clean_env):
+    from spade_envs.agent import Episode, FailureCounts
+    from spade_envs.trainer.stages import IterationFailedError
+
+    failed = Episode("spade/X-v1", 0, 0, False, "", "", "text", "", "m", "sandbox_crashed")
+    failed.error = "SandboxCrashed: the worker closed its pipe during worker start-up"
+
+    class Failing:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def run(self):
+            raise IterationFailedError(FailureCounts.of([failed, failed]), 1)
+
+    clean_env.setattr("spade_envs.trainer.loop.SelfPlayTrainer", Failing)
+    result = CliRunner().invoke(main, ["train", "--run-dir", str(tmp_path / "r")])
+    assert result.exit_code == 1, result.output
+    assert "Every one of the 2 plays of iteration 1 failed (2 sandbox_crashed)" in result.output
+    assert "worker closed its pipe during worker start-up" in result.output
+    assert "Usage:" not in result.output  # a failed run, not a usage mistake
+
+
 def test_report_of_a_directory_without_metrics(tmp_path):
     result = CliRunner().invoke(main, ["report", str(tmp_path)])
     assert result.exit_code == 2

@@ -78,11 +78,35 @@ def test_overrides_take_toml_values_bare_words_and_comma_lists():
         (["model.backend=vllm2"], r"model.backend must be one of .*'vllm'"),
         (["designer.skill=maths"], r"designer.skill must be one of .*'math'"),
         (["agent.fixed_pool=NumberGuess", "eval.envs=NumberGuess"], r"held-out"),
+        (
+            ["agent.isolation=none"],
+            r"agent.isolation = 'none' runs environment code in the trainer's process.*"
+            r"agent.trust_code = true",
+        ),
+        (
+            ["agent.isolation=none", "agent.trust_code=true"],
+            r"agent.isolation = 'none' is refused in selfplay mode, even with agent.trust_code",
+        ),
+        (
+            ["mode=fixed-pool", "agent.isolation=none"],
+            r"also set agent.trust_code = true",
+        ),
+        (["agent.trust_code=yes"], r"agent.trust_code must be true or false"),
     ],
 )
 def test_bad_settings_are_refused_with_what_to_do(overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_config("cpu-tiny", overrides)
+
+
+def test_fixed_pool_isolation_none_runs_only_with_trust_code_named():
+    config = load_config(
+        "cpu-tiny", ["mode=fixed-pool", "agent.isolation=none", "agent.trust_code=true"]
+    )
+    assert config.agent.isolation == "none" and config.agent.trust_code is True
+    assert load_config("cpu-tiny").agent.trust_code is False  # off unless named
+    with pytest.raises(ConfigError, match="refused in selfplay mode"):
+        dataclasses.replace(config, mode="selfplay")
 
 
 def test_unknown_presets_sections_and_files():

@@ -23,10 +23,16 @@ from types import SimpleNamespace
 
 import pytest
 
+from spade_envs.llm.base import ChatModel, Completion
 from spade_envs.registry import Registry
 from spade_envs.trainer.checkpoint import list_checkpoints, load_checkpoint
 from spade_envs.trainer.config import RewardSettings, load_config
-from spade_envs.trainer.loop import SelfPlayTrainer, TrainerError, designer_reward
+from spade_envs.trainer.loop import (
+    IterationFailedError,
+    SelfPlayTrainer,
+    TrainerError,
+    designer_reward,
+)
 from spade_envs.trainer.metrics import TIMING_FIELDS, read_metrics
 from spade_envs.trainer.view import RunView, iteration_tag
 
@@ -170,6 +176,8 @@ def test_fixed_pool_mode_trains_the_agent_on_a_frozen_list(tiny_model, finished_
     assert record["designer_requested"] == 0 and record["tokens_designer"] == 0
     assert record["envs_played"] == 2 and record["plays"] == 2 * 2 * 2
     assert record["tokens_agent"] > 0 and record["samples_designer"] == 0
+    failed = [record[f"failed_{o}"] for o in ("env_error", "timeout", "sandbox_crashed")]
+    assert record["plays_failed"] == sum(failed) + record["failed_model_error"] == 0
     # The same metrics as a self-play run, so the two can be plotted side by side.
     assert set(record) == set(read_metrics(finished_run)[0])
     registry = Registry(f"sqlite:///{tmp_path / 'run' / 'registry.db'}")
@@ -179,6 +187,47 @@ def test_fixed_pool_mode_trains_the_agent_on_a_frozen_list(tiny_model, finished_
     registry.close()
     state = load_checkpoint(tmp_path / "run" / "checkpoints" / "iter-0001").state
     assert sorted(state["fixed_pool"]) == sorted(trainer.fixed_pool)
+
+
+class _Down(ChatModel):
+    """A generator whose every request fails (a server that went away)."""
+
+    name = "down"
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+
+    def generate(self, conversations, params=None):
+        return [Completion.failed("server down") for _ in conversations]
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_an_iteration_where_every_play_failed_stops_the_run(tiny_model, tmp_path):
+    config = _config(
+        tiny_model,
+        "mode=fixed-pool",
+        "agent.fixed_pool=SequenceRule",
+        "agent.pool_envs=0",
+        "iterations=2",
+    )
+    lines: list[str] = []
+    with torch_threads(1):
+        trainer = SelfPlayTrainer(config, tmp_path / "run", wrap_generator=_Down, log=lines.append)
+        with pytest.raises(
+            IterationFailedError,
+            match=r"Every one of the 4 plays of iteration 1 failed \(4 model_error\).*"
+            r"model_error in spade/SequenceRule-v1: server down.*resumes from the last checkpoint",
+        ) as caught:
+            trainer.run()
+    assert caught.value.iteration == 1 and caught.value.counts.model_error == 4
+    assert any("4 of 4 plays failed (4 model_error)" in line for line in lines), lines
+    assert not any(line.startswith("[iter 1/2] update") for line in lines)
+    # Nothing of the failed iteration was trained on or recorded.
+    assert list_checkpoints(tmp_path / "run" / "checkpoints") == []
+    metrics = tmp_path / "run" / "metrics.jsonl"
+    assert not metrics.exists() or read_metrics(metrics) == []
 
 
 def test_delayed_designer_updates_replay_and_train_later(tiny_model, tmp_path):
@@ -297,7 +346,10 @@ def test_the_run_view_hides_this_runs_future_until_registered_again(tmp_path):
 
 
 def _attempt(stage: str, reason: str = "", env_id: str = "") -> SimpleNamespace:
-    return SimpleNamespace(stage=stage, reason=reason, env_id=env_id)
+    failure = {"m": "model_error", "n": "no_code", "t": "truncated", "i": "invalid"}.get(
+        reason[:1], "not_novel" if reason else ""
+    )
+    return SimpleNamespace(stage=stage, reason=reason, env_id=env_id, failure=failure)
 
 
 def _row(regret=0.2, blend=0.6, learnability=0.25, n=4, failed=0) -> SimpleNamespace:

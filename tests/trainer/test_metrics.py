@@ -11,7 +11,9 @@ import pytest
 from spade_envs.error import SpadeError
 from spade_envs.trainer import metrics as metrics_module
 from spade_envs.trainer.metrics import (
+    FAILURE_FIELDS,
     METRIC_FIELDS,
+    REJECT_FIELDS,
     TIMING_FIELDS,
     MetricsWriter,
     read_metrics,
@@ -105,13 +107,25 @@ def test_without_tensorboard_the_writer_warns_once_and_writes_json(tmp_path, mon
         MetricsWriter(tmp_path / "b")  # the second writer stays quiet
 
 
-def test_rejection_reasons_fall_into_fields():
-    assert reject_field("no usable code: no code") == "reject_no_code"
-    assert reject_field("truncated (hit max_tokens)") == "reject_truncated"
-    assert reject_field("invalid: check_env: boom") == "reject_invalid"
-    assert reject_field("not novel: 0.001 from spade/X-v1") == "reject_not_novel"
-    assert reject_field("model error: timeout") == "reject_model_error"
-    assert reject_field("registry: locked") == "reject_other"
+def test_designer_failure_kinds_fall_into_fields():
+    from spade_envs.generator.pipeline import ATTEMPT_FAILURES
+
+    assert reject_field("no_code") == "reject_no_code"
+    assert reject_field("truncated") == "reject_truncated"
+    assert reject_field("invalid") == "reject_invalid"
+    assert reject_field("not_novel") == "reject_not_novel"
+    assert reject_field("model_error") == reject_field("prompt_error") == "reject_model_error"
+    assert reject_field("registry_error") == reject_field("validator_error") == "reject_other"
+    # The kind is typed, never read out of a message.
+    assert reject_field("invalid: check_env: boom") == "reject_other"
+    assert {reject_field(kind) for kind in ATTEMPT_FAILURES} <= set(REJECT_FIELDS)
+
+
+def test_failed_plays_have_a_field_per_outcome():
+    from spade_envs.agent.failures import FAILURE_OUTCOMES
+
+    assert FAILURE_FIELDS == tuple(f"failed_{outcome}" for outcome in FAILURE_OUTCOMES)
+    assert {"plays_failed", "eval_failed", *FAILURE_FIELDS} <= set(METRIC_FIELDS)
 
 
 def test_unreadable_metrics_say_what_is_wrong(tmp_path):

@@ -8,8 +8,14 @@ import os
 import pytest
 
 from spade_envs.error import SpadeError
-from spade_envs.trainer.metrics import METRIC_FIELDS, MetricsWriter
-from spade_envs.trainer.report import PLOTS, draw_report, summary_table
+from spade_envs.trainer.metrics import METRIC_FIELDS, MetricsWriter, read_metrics
+from spade_envs.trainer.report import (
+    PLOTS,
+    STACKED_PLOTS,
+    draw_report,
+    stack_heights,
+    summary_table,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -30,12 +36,45 @@ def test_report_draws_every_plot_as_png(tmp_path):
         pytest.importorskip("matplotlib")
     paths = draw_report(_run_dir(tmp_path))
     names = sorted(p.name for p in paths)
-    assert names == sorted([name for name, *_ in PLOTS] + ["time.png"])
+    assert names == sorted([name for name, *_ in PLOTS] + ["time.png", "failures.png"])
     for path in paths:
         assert path.parent == tmp_path / "plots"
         assert path.read_bytes()[:8] == PNG and path.stat().st_size > 5_000
     elsewhere = draw_report(tmp_path, tmp_path / "other")
     assert all(p.parent == tmp_path / "other" for p in elsewhere)
+
+
+def test_failures_are_plotted_by_outcome(tmp_path):
+    if os.environ.get("CI"):
+        importlib.import_module("matplotlib")
+    else:
+        pytest.importorskip("matplotlib")
+    [(_, _, _, layers)] = [p for p in STACKED_PLOTS if p[0] == "failures.png"]
+    assert [field for field, _ in layers] == [
+        "failed_env_error",
+        "failed_timeout",
+        "failed_sandbox_crashed",
+        "failed_model_error",
+        "eval_failed",
+    ]
+    writer = MetricsWriter(tmp_path / "a", tensorboard=False)
+    writer.write({"iteration": 1, "failed_sandbox_crashed": 7, "failed_env_error": 2})
+    writer.write({"iteration": 2, "failed_timeout": 1})
+    writer.close()
+    none = MetricsWriter(tmp_path / "b", tensorboard=False)
+    none.write({"iteration": 1, **dict.fromkeys(METRIC_FIELDS[1:], 0)})
+    none.close()
+    for folder in ("a", "b"):
+        drawn = draw_report(tmp_path / folder)[-1]
+        assert drawn.name == "failures.png" and drawn.read_bytes()[:8] == PNG
+    bars = dict(stack_heights(read_metrics(tmp_path / "a"), layers))
+    assert bars == {
+        "env_error": [2.0, 0.0],
+        "timeout": [0.0, 1.0],
+        "sandbox_crashed": [7.0, 0.0],
+        "model_error": [0.0, 0.0],
+        "evaluation (any outcome)": [0.0, 0.0],
+    }
 
 
 def test_report_needs_metrics(tmp_path):
@@ -50,6 +89,7 @@ def test_summary_table_has_a_row_per_iteration_and_dashes_for_missing_values(tmp
     table = summary_table(read_metrics(_run_dir(tmp_path)))
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["iter", "yield", "regret"]
+    assert lines[0].split()[6] == "failed" and lines[2].split()[6] == "0"
     assert len(lines) == 2 + 3
     assert lines[3].split()[0] == "2" and "-" in lines[3].split()  # no evaluation there
     assert lines[4].split()[-3] == "30"  # tokens_agent of iteration 3

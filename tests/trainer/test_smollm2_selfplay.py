@@ -66,7 +66,7 @@ def test_two_iterations_train_both_roles_and_leave_a_complete_run(
     monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{run / 'registry.db'}")
     import gymnasium as gym
 
-    env = gym.make(designed[0].id, isolation="none")
+    env = gym.make(designed[0].id)  # designer code: in the sandbox, never in-process
     observation, _ = env.reset(seed=0)
     assert "sum of two whole numbers" in observation
     env.close()

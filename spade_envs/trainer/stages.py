@@ -1,0 +1,232 @@
+"""What the self-play loop's stages hand each other (:mod:`spade_envs.trainer.loop`).
+
+The designer's reward of an attempt, the summaries of the design, play and evaluation
+stages (each rank summarises its share; the summaries are gathered and merged), the
+progress lines, and the metrics record of an iteration. Failed plays are counted by
+outcome (:class:`~spade_envs.agent.failures.FailureCounts`) and left out of every mean;
+an iteration where every play failed stops the run with :class:`IterationFailedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..agent.failures import FAILURE_OUTCOMES, AllPlaysFailedError, FailureCounts, play_failure
+from .metrics import REJECT_FIELDS, reject_field
+
+__all__ = [
+    "IterationFailedError",
+    "design_summary",
+    "designer_reward",
+    "eval_line",
+    "eval_summary",
+    "merge_eval",
+    "merge_play",
+    "metrics_record",
+    "play_line",
+    "play_summary",
+]
+
+
+class IterationFailedError(AllPlaysFailedError):
+    """Every play of a training iteration failed: the run stops before training on it.
+
+    Attributes:
+        counts: The iteration's failed plays, by outcome (all ranks together).
+        iteration: The iteration that failed.
+    """
+
+    def __init__(self, counts: FailureCounts, iteration: int) -> None:
+        self.iteration = iteration
+        super().__init__(
+            counts,
+            f"of iteration {iteration}",
+            then=f"The run stopped before iteration {iteration}'s update; fix the cause and "
+            "run the same command again: it resumes from the last checkpoint.",
+        )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def designer_reward(attempt: Any, row: Any, settings: Any) -> float:
+    """The reward of one designer attempt.
+
+    Args:
+        attempt: A :class:`~spade_envs.generator.Attempt`.
+        row: The :class:`~spade_envs.agent.RegretRow` of its environment this iteration
+            (None when it was not played).
+        settings: :class:`~spade_envs.trainer.config.RewardSettings`.
+
+    Returns:
+        For a registered, played environment: ``regret`` (already penalised for plays
+        whose environment hung or crashed), or ``blend``/``learnability`` minus
+        ``timeout_penalty`` times the share of such plays. Otherwise the stage ladder:
+        ``failed_requested`` (no reply), ``failed_generated`` (no code),
+        ``failed_truncated`` (code cut off at ``max_tokens``), ``failed_parsed`` (invalid
+        code), ``failed_valid`` (valid but not novel, or registered and never played to
+        the end).
+    """
+    if attempt.stage == "registered" and row is not None:
+        total = row.n_with_hint + row.n_without_hint + row.failed
+        if total:
+            if settings.kind == "regret":
+                return float(row.regret)
+            base = row.blend if settings.kind == "blend" else row.learnability
+            return float(base) - settings.timeout_penalty * row.failed / total
+    if attempt.stage == "generated" and getattr(attempt, "failure", "") == "truncated":
+        return float(settings.failed_truncated)
+    ladder = {
+        "requested": settings.failed_requested,
+        "generated": settings.failed_generated,
+        "parsed": settings.failed_parsed,
+    }
+    return float(ladder.get(attempt.stage, settings.failed_valid))
+
+
+def design_summary(attempts: Sequence[Any]) -> dict[str, Any]:
+    """Requested and registered attempts, and the rejections per ``reject_*`` field."""
+    reasons: dict[str, int] = {}
+    for attempt in attempts:
+        if attempt.stage != "registered":
+            field = reject_field(attempt.failure)
+            reasons[field] = reasons.get(field, 0) + 1
+    registered = sum(1 for a in attempts if a.stage == "registered")
+    return {"requested": len(attempts), "registered": registered, "reasons": reasons}
+
+
+def play_summary(episodes: Sequence[Any], rows: list[Any], seconds: float) -> dict[str, Any]:
+    """One rank's plays: returns and wins of the plays that finished, the failures."""
+    finished = [e for e in episodes if play_failure(e) is None]
+    return {
+        "rows": rows,
+        "with": [e.episode_return for e in finished if e.hint],
+        "without": [e.episode_return for e in finished if not e.hint],
+        "wins": [float(e.won) for e in finished if not e.hint],
+        "plays": len(episodes),
+        "failures": FailureCounts.of(episodes),
+        "seconds": seconds,
+    }
+
+
+def merge_play(parts: Sequence[dict[str, Any]], envs: int) -> tuple[list[Any], dict[str, Any]]:
+    """Every rank's :func:`play_summary` merged (rank order): the rows and the totals."""
+    rows = [row for part in parts for row in part["rows"]]
+    play: dict[str, Any] = {
+        key: [v for part in parts for v in part[key]] for key in ("with", "without", "wins")
+    }
+    play["plays"] = sum(part["plays"] for part in parts)
+    play["failures"] = FailureCounts.total([part["failures"] for part in parts])
+    play["envs"] = envs
+    play["seconds"] = max(part["seconds"] for part in parts)
+    return rows, play
+
+
+def play_line(play: dict[str, Any], rows: Sequence[Any], plays_per_mode: int) -> str:
+    """The play stage's progress line; ``n/a`` where no play finished, failures counted."""
+    failures: FailureCounts = play["failures"]
+    line = (
+        f"play: {play['envs']} environments x {plays_per_mode}+{plays_per_mode} plays, return "
+        f"{_number(_mean(play['with']), '.3f')} with hint / "
+        f"{_number(_mean(play['without']), '.3f')} without, mean regret "
+        f"{_number(_mean([r.regret for r in rows]), '.3f')} in {play['seconds']:.1f} s"
+    )
+    if failures.failed:
+        line += f"; {failures.failed} of {failures.plays} plays failed ({failures.summary()})"
+    return line
+
+
+def eval_summary(episodes: Sequence[Any]) -> dict[str, Any]:
+    """One rank's evaluation plays: (return, win) of those that finished, the failures."""
+    finished = [e for e in episodes if play_failure(e) is None]
+    return {
+        "results": [(e.episode_return, float(e.won)) for e in finished],
+        "failures": FailureCounts.of(episodes),
+    }
+
+
+def merge_eval(parts: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """Every rank's :func:`eval_summary` merged into the evaluation's metrics."""
+    results = [r for part in parts for r in part["results"]]
+    failures = FailureCounts.total([part["failures"] for part in parts])
+    return {
+        "eval_return": _mean([r for r, _ in results]),
+        "eval_win_rate": _mean([w for _, w in results]),
+        "eval_failed": failures.failed,
+        "eval_failures": failures,
+        "seconds_eval": seconds,
+    }
+
+
+def eval_line(evaluation: dict[str, Any], envs: int) -> str:
+    """The evaluation's progress line."""
+    failures: FailureCounts = evaluation["eval_failures"]
+    line = (
+        f"eval: return {_number(evaluation['eval_return'], '.3f')}, win rate "
+        f"{_number(evaluation['eval_win_rate'], '.2f')} on {envs} held-out environment(s) "
+        f"in {evaluation['seconds_eval']:.1f} s"
+    )
+    if failures.failed:
+        line += f"; {failures.failed} of {failures.plays} plays failed ({failures.summary()})"
+        line += f"; first: {failures.first_error}"
+    return line
+
+
+def metrics_record(
+    k: int,
+    design: dict[str, Any],
+    play: dict[str, Any],
+    rows: list[Any],
+    due: list[Any],
+    rewards: list[float],
+    stats: dict[str, float],
+    evaluation: dict[str, Any],
+) -> dict[str, Any]:
+    """The metrics line of iteration ``k`` (without the throughput and total time, which
+    the loop adds)."""
+    requested = design.get("requested", 0)
+    failures: FailureCounts = play["failures"]
+    record: dict[str, Any] = {
+        "iteration": k,
+        "designer_requested": requested,
+        "designer_registered": design.get("registered", 0),
+        "designer_yield": design.get("registered", 0) / requested if requested else 0.0,
+        "designer_reward": _mean(rewards),
+        "designer_trained": len(due),
+        "envs_played": play["envs"],
+        "plays": play["plays"],
+        "plays_failed": failures.failed,
+    }
+    for outcome in FAILURE_OUTCOMES:
+        record[f"failed_{outcome}"] = getattr(failures, outcome)
+    record.update(
+        mean_regret=_mean([r.regret for r in rows]),
+        mean_raw_regret=_mean([r.raw_regret for r in rows if r.n_with_hint and r.n_without_hint]),
+        win_rate=_mean(play["wins"]),
+        agent_return_with_hint=_mean(play["with"]),
+        agent_return_without_hint=_mean(play["without"]),
+        eval_return=evaluation.get("eval_return"),
+        eval_win_rate=evaluation.get("eval_win_rate"),
+        eval_failed=evaluation.get("eval_failed", 0),
+    )
+    for key in ("loss", "loss_agent", "loss_designer", "tokens_agent", "tokens_designer"):
+        record[key] = stats[key]
+    for key in ("samples_agent", "samples_designer", "grad_norm", "clip_frac", "kl"):
+        record[key] = stats[key]
+    for key in ("tokens_agent", "tokens_designer", "samples_agent", "samples_designer"):
+        record[key] = int(record[key])
+    record.update(
+        seconds_generate=design.get("seconds_generate", 0.0),
+        seconds_validate=design.get("seconds_validate", 0.0),
+        seconds_play=play["seconds"],
+        seconds_eval=evaluation.get("seconds_eval", 0.0),
+    )
+    for field in REJECT_FIELDS:
+        record[field] = design.get("reasons", {}).get(field, 0)
+    return record

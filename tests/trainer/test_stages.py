@@ -1,0 +1,103 @@
+"""The loop's stage summaries: failures counted by outcome across ranks, never averaged
+as zeros, and the error that stops an iteration where every play failed."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from spade_envs.agent import Episode, FailureCounts, regret_rows
+from spade_envs.error import SpadeError
+from spade_envs.trainer.stages import (
+    IterationFailedError,
+    design_summary,
+    merge_eval,
+    merge_play,
+    metrics_record,
+    play_line,
+    play_summary,
+)
+
+STATS = dict.fromkeys(
+    (
+        "loss loss_agent loss_designer tokens_agent tokens_designer samples_agent "
+        "samples_designer grad_norm clip_frac kl"
+    ).split(),
+    0.0,
+)
+
+
+def played(env, hint, ret=0.0, outcome="terminated", error=""):
+    return Episode(
+        env, 0, 0, hint, "", "", "text", "", "m", outcome, ret, won=ret >= 1.0, error=error
+    )
+
+
+def test_plays_merged_across_ranks_count_failures_and_average_only_finished_plays():
+    rank0 = [played("a", True, 1.0), played("a", False, 0.0, "sandbox_crashed", "worker died")]
+    rank1 = [played("b", True, math.nan), played("b", False, 1.0), played("b", False, 0, "timeout")]
+    parts = [
+        play_summary(episodes, regret_rows(episodes, "ck"), seconds)
+        for episodes, seconds in ((rank0, 2.0), (rank1, 3.0))
+    ]
+    rows, play = merge_play(parts, envs=2)
+    assert [r.env_id for r in rows] == ["a", "b"]
+    failures = play["failures"]
+    assert (failures.plays, failures.failed) == (5, 3)
+    assert failures.by_outcome() == {
+        "env_error": 1,
+        "timeout": 1,
+        "sandbox_crashed": 1,
+        "model_error": 0,
+    }
+    assert failures.first_error == "sandbox_crashed in a: worker died"  # rank order
+    assert play["with"] == [1.0] and play["without"] == [1.0] and play["wins"] == [1.0]
+    assert play["seconds"] == 3.0
+    line = play_line(play, rows, 4)
+    assert line.endswith("; 3 of 5 plays failed (1 env_error, 1 timeout, 1 sandbox_crashed)")
+    record = metrics_record(1, {}, play, rows, [], [], STATS, {})
+    assert record["plays"] == 5 and record["plays_failed"] == 3
+    assert (record["failed_env_error"], record["failed_sandbox_crashed"]) == (1, 1)
+    assert record["agent_return_without_hint"] == 1.0  # not dragged to 0.5 by a failed play
+
+
+def test_a_stage_where_nothing_finished_says_n_a_not_zero():
+    episodes = [played("a", True, 0.0, "env_error", "boom"), played("a", False, 0, "env_error")]
+    rows, play = merge_play([play_summary(episodes, regret_rows(episodes, "ck"), 1.0)], 1)
+    assert "return n/a with hint / n/a without" in play_line(play, rows, 1)
+    record = metrics_record(1, {}, play, rows, [], [], STATS, {})
+    assert record["agent_return_with_hint"] is None and record["win_rate"] is None
+    assert record["mean_raw_regret"] is None  # no side finished: no raw regret, not 0
+    assert play["failures"].all_failed
+    evaluation = merge_eval([{"results": [], "failures": FailureCounts.of(episodes)}], 0.5)
+    assert evaluation["eval_return"] is None and evaluation["eval_failed"] == 2
+
+
+def test_the_error_that_stops_an_iteration_says_why_and_what_to_do():
+    counts = FailureCounts.of([played("a", False, 0, "sandbox_crashed", "pipe closed")] * 3)
+    error = IterationFailedError(counts, 4)
+    assert isinstance(error, SpadeError) and error.iteration == 4 and error.counts is counts
+    with pytest.raises(
+        IterationFailedError,
+        match=r"Every one of the 3 plays of iteration 4 failed \(3 sandbox_crashed\).*"
+        r"sandbox_crashed in a: pipe closed.*spade-envs play NumberGuess.*"
+        r"run the same command again",
+    ):
+        raise error
+
+
+def test_design_rejections_are_counted_by_failure_kind_not_by_message():
+    class A:
+        def __init__(self, stage, failure, reason="misleading words: invalid"):
+            self.stage, self.failure, self.reason = stage, failure, reason
+
+    summary = design_summary(
+        [A("registered", ""), A("requested", "model_error"), A("generated", "no_code")]
+        + [A("parsed", "validator_error")]
+    )
+    assert summary == {
+        "requested": 4,
+        "registered": 1,
+        "reasons": {"reject_model_error": 1, "reject_no_code": 1, "reject_other": 1},
+    }
