@@ -33,6 +33,7 @@ from .error import (
     SpadeError,
     ToolError,
     UnknownEnvironmentError,
+    suggest,
 )
 from .make import make
 from .seeds import seed_class, seed_names
@@ -78,5 +79,6 @@ __all__ = [
     "InvalidKnobError",
     "ToolError",
     "IllegalMove",
+    "suggest",
     "__version__",
 ]

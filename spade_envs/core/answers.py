@@ -8,6 +8,8 @@ functions here run in time linear in the input and never raise on odd text.
 
 from __future__ import annotations
 
+import base64
+import codecs
 import json
 import re
 import unicodedata
@@ -26,6 +28,7 @@ __all__ = [
     "answers_match",
     "boxed",
     "leaks_answer",
+    "leaked_encoding",
     "marked_answer",
 ]
 
@@ -240,3 +243,49 @@ def leaks_answer(text: str, answer: str) -> bool:
     return (
         len(answer) >= 2 and re.search(rf"(?<!\w){re.escape(answer)}(?!\w)", text, re.I) is not None
     )
+
+
+def _invisible_removed(text: str) -> str:
+    """``text`` without format characters (zero-width spaces and joiners, bidi marks)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def _encodings(answer: str) -> dict[str, list[str]]:
+    """Simple disguises of ``answer`` a leaking hint might use, by name."""
+    raw = answer.encode("utf-8")
+    forms: dict[str, list[str]] = {
+        "reversed": [answer[::-1]],
+        "hex": [raw.hex(), raw.hex().upper()],
+        "base64": [base64.b64encode(raw).decode("ascii").rstrip("=")],
+        "rot13": [codecs.encode(answer, "rot13")],
+        "spaced out": [sep.join(answer) for sep in (" ", "-", ".", "_")],
+    }
+    words = answer.split()
+    if len(words) > 1:
+        forms["words reversed"] = [" ".join(reversed(words))]
+    if re.fullmatch(r"-?\d+", answer):
+        number = int(answer)
+        forms["as a hex number"] = [hex(number), hex(number)[2:]]
+        forms["as a binary number"] = [bin(number), bin(number)[2:]]
+    return forms
+
+
+def leaked_encoding(text: str, answer: str) -> str:
+    """How ``text`` gives ``answer`` away: ``"verbatim"``, an encoding's name, or ``""``.
+
+    Besides the answer itself as a whole word (:func:`leaks_answer`), simple
+    disguises count: reversed, hex, base64, rot13, spaced-out characters, words in
+    reverse order, a number in hex or binary, and any of these with zero-width
+    characters sprinkled in. Disguises are only looked for when the answer has at
+    least three characters, so that short coincidences are not called leaks.
+    """
+    visible = _invisible_removed(text)
+    if leaks_answer(text, answer) or leaks_answer(visible, answer):
+        return "verbatim"
+    if len(answer) < 3:
+        return ""
+    for name, forms in _encodings(answer).items():
+        for form in forms:
+            if form != answer and len(form) >= 3 and leaks_answer(visible, form):
+                return name
+    return ""

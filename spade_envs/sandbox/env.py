@@ -39,21 +39,91 @@ def _expect(condition: bool, op: str, what: str) -> None:
         raise EnvCodeError(f"{op}() returned {what}", exc_type="ReturnTypeError")
 
 
+def _number(value: Any, op: str, what: str) -> float:
+    """``value`` as a finite float, or an :class:`EnvCodeError` naming ``op``.
+
+    JSON integers are unbounded (``10**4000`` parses), so the conversion itself can
+    fail; every such failure is this environment's, never the caller's.
+    """
+    _expect(
+        isinstance(value, (int, float)) and not isinstance(value, bool),
+        op,
+        f"a {what} of type {type(value).__name__}",
+    )
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise EnvCodeError(
+            f"{op}() returned a {what} that is not a finite number", exc_type="ReturnValueError"
+        )
+    return number
+
+
+def _metadata(meta: Any) -> dict[str, Any]:
+    """Check the metadata a worker sent at load time; forged fields fail this env only."""
+    _expect(isinstance(meta, dict), "load", "metadata that is not a dict")
+    for key in ("name", "kind", "skill", "description"):
+        _expect(isinstance(meta.get(key, ""), str), "load", f"a {key} that is not text")
+    max_turns = meta.get("max_turns", 1)
+    _expect(
+        isinstance(max_turns, int) and not isinstance(max_turns, bool) and 1 <= max_turns <= 10_000,
+        "load",
+        f"max_turns {max_turns!r:.40} (an int from 1 to 10000 is needed)",
+    )
+    reward_range = meta.get("reward_range", (0.0, 1.0))
+    _expect(
+        isinstance(reward_range, (list, tuple)) and len(reward_range) == 2,
+        "load",
+        "a reward_range that is not (low, high)",
+    )
+    low, high = (_number(x, "load", "reward_range bound") for x in reward_range)
+    _expect(low <= high, "load", f"a reward_range with low > high ({low:g}, {high:g})")
+    knobs = meta.get("knobs", {})
+    _expect(isinstance(knobs, dict), "load", "knobs that are not a dict")
+    for key in ("possible_agents", "render_modes", "tool_schemas"):
+        value = meta.get(key, [])
+        _expect(isinstance(value, list), "load", f"{key} that is not a list")
+    _expect(
+        all(isinstance(a, str) for a in meta.get("possible_agents", [])),
+        "load",
+        "possible_agents that are not all text",
+    )
+    _expect(
+        all(isinstance(t, dict) for t in meta.get("tool_schemas", [])),
+        "load",
+        "tool schemas that are not all objects",
+    )
+    return {**meta, "max_turns": max_turns, "reward_range": (low, high)}
+
+
 class _Remote:
     """What both proxies share: the worker, metadata and checked calls."""
 
     def _attach(self, worker: Worker, meta: dict[str, Any], config: SandboxConfig) -> None:
+        meta = _metadata(meta)
         self._worker = worker
         self.config = config
         self.env_metadata = meta
-        self.name = str(meta.get("name", ""))
-        self.kind = str(meta.get("kind", ""))
-        self.skill = str(meta.get("skill", ""))
-        self.description = str(meta.get("description", ""))
-        self.max_turns = int(meta.get("max_turns", 1))
-        low, high = meta.get("reward_range", (0.0, 1.0))
-        self.reward_range = (float(low), float(high))
+        self.name = meta.get("name", "")
+        self.kind = meta.get("kind", "")
+        self.skill = meta.get("skill", "")
+        self.description = meta.get("description", "")
+        self.max_turns = meta["max_turns"]
+        self.reward_range = meta["reward_range"]
         self.knobs = dict(meta.get("knobs", {}))
+
+    def _reward(self, value: Any, op: str) -> float:
+        """A reward: a finite number inside the declared ``reward_range``."""
+        reward = _number(value, op, "reward")
+        low, high = self.reward_range
+        if not low - 1e-9 <= reward <= high + 1e-9:
+            raise EnvCodeError(
+                f"{op}() returned reward {reward:g}, outside reward_range ({low:g}, {high:g})",
+                exc_type="ReturnValueError",
+            )
+        return reward
 
     @property
     def isolation(self) -> dict[str, Any]:
@@ -140,18 +210,14 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
         )
         observation, reward, terminated, truncated, info = result
         observation = self._text(observation, "step")
-        _expect(
-            isinstance(reward, (int, float)) and not isinstance(reward, bool),
-            "step",
-            f"a reward of type {type(reward).__name__}",
-        )
+        reward = self._reward(reward, "step")
         _expect(
             isinstance(terminated, bool) and isinstance(truncated, bool),
             "step",
             "terminated/truncated flags that are not booleans",
         )
         self._last_observation = observation
-        return observation, float(reward), terminated, truncated, self._dict(info, "step")
+        return observation, reward, terminated, truncated, self._dict(info, "step")
 
     def solution(self) -> list[str]:
         result = self._worker.call("solution")
@@ -229,11 +295,9 @@ class SandboxedGame(_Remote, AECEnv):
                 op,
                 "non-boolean terminations",
             )
-            reward = self.rewards[agent]
-            _expect(
-                isinstance(reward, (int, float)) and math.isfinite(reward),
-                op,
-                "a non-finite reward",
+            self.rewards[agent] = self._reward(self.rewards[agent], op)
+            self._cumulative_rewards[agent] = _number(
+                self._cumulative_rewards[agent], op, "cumulative reward"
             )
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -248,13 +312,16 @@ class SandboxedGame(_Remote, AECEnv):
         return TextObservation(self._text(self._worker.call("observe", agent=agent), "observe"))
 
     def legal_moves(self, agent: str) -> list[str]:
-        return [self._text(m, "legal_moves") for m in self._worker.call("legal_moves", agent=agent)]
+        moves = self._worker.call("legal_moves", agent=agent)
+        _expect(isinstance(moves, list), "legal_moves", "something other than a list")
+        return [self._text(m, "legal_moves") for m in moves]
 
     def best_move(self, agent: str) -> str:
         return self._text(self._worker.call("best_move", agent=agent), "best_move")
 
     def winning_line(self, agent: str) -> list[str] | None:
         line = self._worker.call("winning_line", agent=agent)
+        _expect(line is None or isinstance(line, list), "winning_line", "neither None nor a list")
         return None if line is None else [self._text(m, "winning_line") for m in line]
 
     def render(self) -> str | None:
@@ -367,7 +434,11 @@ def open_env(
     except SandboxError:
         worker.kill()
         raise
-    _expect(isinstance(meta, dict), "load", "malformed metadata")
+    try:
+        meta = _metadata(meta)
+    except SandboxError:
+        worker.kill()
+        raise
     code = meta.pop("code", None)
     if isinstance(code, str):
         pool.remember(digest, code)

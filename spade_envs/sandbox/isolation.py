@@ -135,8 +135,25 @@ def worker_environment(config: SandboxConfig) -> dict[str, str]:
     return env
 
 
-def _needed_paths() -> list[str]:
-    """Directories the worker must read: the interpreter, its libraries and this package."""
+#: System directories the worker reads: the dynamic loader, libc, libseccomp, ldconfig.
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: Single files of /etc the loader and the C library read.
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
+#: Fresh, empty, writable file systems: /tmp (sized) and the usual runtime directories, so
+#: nothing of the host's (sockets in /run, files in /var/tmp or /dev/shm) is visible.
+_SCRATCH_DIRS = ("/run", "/var/run", "/var/tmp", "/dev/shm")
+
+
+def needed_paths(config: SandboxConfig | None = None) -> list[str]:
+    """What the worker must read, and nothing more: the interpreter, its standard
+    library and site-packages, this package, and ``config.read_only_paths``.
+
+    Not ``sys.path`` as a whole: its first entry is the launching script's directory
+    (or the current one), where a user keeps a ``.env``, a registry and checkpoints.
+    """
+    import site
+    import sysconfig
+
     import spade_envs
 
     paths = {
@@ -145,54 +162,61 @@ def _needed_paths() -> list[str]:
         sys.exec_prefix,
         sys.base_exec_prefix,
         os.path.dirname(os.path.realpath(sys.executable)),
-        str(Path(spade_envs.__file__).resolve().parent.parent),
+        str(Path(spade_envs.__file__).resolve().parent),
     }
-    paths.update(p for p in sys.path if p and os.path.isdir(p))
-    return sorted({os.path.realpath(p) for p in paths})
+    for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        found = sysconfig.get_paths(vars=scheme_vars) if scheme_vars else sysconfig.get_paths()
+        paths.update(found[key] for key in ("stdlib", "platstdlib", "purelib", "platlib"))
+    try:
+        paths.update(site.getsitepackages())
+    except AttributeError:  # some embedded interpreters lack it
+        pass
+    if config is not None:
+        paths.update(config.read_only_paths)
+    real = {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
+    # Drop what an enclosing needed path already shows.
+    return sorted(p for p in real if not any(_inside(p, q) for q in real if q != p))
 
 
-def _hidden_dirs() -> list[str]:
-    """Directories whose contents the worker must not see (secrets live in homes)."""
-    hidden = {os.path.realpath(Path.home()), "/root"}
-    return sorted(h for h in hidden if os.path.isdir(h) and h != "/")
+def _inside(path: str, directory: str) -> bool:
+    return directory == "/" or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def _rebind_inside(overlay: str, needed: list[str]) -> list[str]:
-    """Arguments that make the ``needed`` paths under ``overlay`` visible again, read-only.
-
-    ``overlay`` has just been covered by a fresh tmpfs (a home directory, ``/tmp``);
-    the interpreter, its libraries or this package may live below it (a checkout
-    in ``/tmp``, a virtualenv in ``$HOME``).
-    """
+def _bind_with_parents(path: str, made: set[str]) -> list[str]:
+    """``--ro-bind path path``, creating the directories above it as 0755 (bubblewrap would
+    make them 0700, which the worker's unprivileged uid could not traverse)."""
     args: list[str] = []
-    inside = [p for p in needed if p == overlay or p.startswith(overlay + os.sep)]
-    made: set[str] = {overlay}
-    for path in inside:
-        if any(path.startswith(q + os.sep) for q in inside if q != path):
-            continue  # already visible through an enclosing bind
-        # bwrap would create the directories leading to the bind as 0700, which
-        # the unprivileged worker could not traverse.
-        parent = os.path.dirname(path)
-        chain = []
-        while parent not in made and parent.startswith(overlay + os.sep):
-            chain.append(parent)
-            parent = os.path.dirname(parent)
-        for directory in reversed(chain):
-            args += ["--perms", "0755", "--dir", directory]
-            made.add(directory)
-        args += ["--ro-bind", path, path]
-    return args
+    chain = []
+    parent = os.path.dirname(path)
+    while parent not in made and parent != "/":
+        chain.append(parent)
+        parent = os.path.dirname(parent)
+    for directory in reversed(chain):
+        args += ["--perms", "0755", "--dir", directory]
+        made.add(directory)
+    return args + ["--ro-bind", path, path]
 
 
 def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str]:
-    extra = [os.path.realpath(p) for p in config.read_only_paths if os.path.exists(p)]
-    needed = sorted(set(_needed_paths()) | set(extra))
-    args = [shutil.which("bwrap") or "bwrap", *_BASE_MOUNTS]
+    args = [shutil.which("bwrap") or "bwrap"]
+    system: list[str] = []
+    for directory in _SYSTEM_DIRS:
+        if os.path.islink(directory):  # merged /usr: /bin -> usr/bin
+            args += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            args += ["--ro-bind", directory, directory]
+            system.append(directory)
+    for file in _SYSTEM_FILES:
+        if os.path.exists(file):
+            args += ["--ro-bind", file, file]
+    args += ["--dev", "/dev", "--proc", "/proc"]
     args += ["--perms", "1777", "--size", str(config.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    args += _rebind_inside("/tmp", needed)
-    for hidden in _hidden_dirs():
-        args += ["--perms", "0755", "--tmpfs", hidden]
-        args += _rebind_inside(hidden, needed)
+    for scratch in _SCRATCH_DIRS:
+        args += ["--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", scratch]
+    made = {"/", "/tmp", "/etc", "/dev", "/proc", "/var", *_SCRATCH_DIRS, *system}
+    for path in needed_paths(config):
+        if not any(_inside(path, s) for s in system):
+            args += _bind_with_parents(path, made)
     args += [
         "--unshare-pid",
         "--unshare-ipc",
@@ -243,6 +267,8 @@ def worker_command(
         drop_uid=layers["drop_uid"],
         seccomp=layers["seccomp"],
         rlimits=layers["rlimits"],
+        # Under bubblewrap the only writable place is the private /tmp.
+        private_files=layers["bubblewrap"],
         debug=debug,
     )
     if settings["uid"] is None:

@@ -91,6 +91,48 @@ def _signal_name(returncode: int | None, *, via_bwrap: bool = False) -> str:
     return name + hints.get(name, "")
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _interpreter_pid(pid: int) -> int:
+    """The deepest single descendant of ``pid``: the Python worker under bubblewrap's
+    processes (bubblewrap forks once or twice; without it the worker is ``pid``)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return pid
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    while len(children.get(pid, [])) == 1:
+        pid = children[pid][0]
+    return pid
+
+
+def _startup_advice(startup_log: Any) -> str:
+    """What the worker printed before it died, and what to do."""
+    text = ""
+    if startup_log is not None:
+        try:
+            startup_log.seek(0)
+            text = startup_log.read()[-3000:].decode("utf-8", "replace").strip()
+        except OSError:
+            text = ""
+    said = f" The worker said:\n{text}\n" if text else " The worker printed nothing."
+    return (
+        said + " Run `spade-envs sandbox-info` to see which isolation layers work here; "
+        "spade_envs.sandbox.Worker(config, debug=True) starts one with its output on "
+        "your terminal."
+    )
+
+
 class Worker:
     """A started worker process and the pipes to it.
 
@@ -100,21 +142,34 @@ class Worker:
 
     def __init__(self, config: SandboxConfig | None = None, *, debug: bool = False):
         self.config = config or SandboxConfig()
+        #: Wall-clock limit of a call that names none (the config's, unless changed).
+        self.call_timeout = self.config.call_timeout
         command, self.layers = worker_command(self.config, debug=debug)
         self.broken_reason = ""
         self._pending: tuple[str, float, float] | None = None
         started = time.monotonic()
         cwd = None if self.layers["bubblewrap"] else tempfile.gettempdir()
-        self._process = _spawner.popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None if debug else subprocess.DEVNULL,
-            env=worker_environment(self.config),
-            cwd=cwd,
-            start_new_session=True,
-            close_fds=True,
-        )
+        # The worker writes to this file only until it is ready (then stderr goes to
+        # /dev/null), so a worker that cannot start can say why.
+        startup_log = None if debug else tempfile.TemporaryFile()
+        self._tree_leaf: int | None = None
+        try:
+            self._process = _spawner.popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=startup_log,
+                env=worker_environment(self.config),
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            if startup_log is not None:
+                startup_log.close()
+            raise SandboxCrashed(
+                f"the sandbox worker could not be started ({command[0]}): {exc}"
+            ) from None
         os.set_blocking(self._process.stdin.fileno(), False)
         self._channel = Channel(self._process.stdout.fileno(), self._process.stdin.fileno())
         try:
@@ -125,14 +180,36 @@ class Worker:
             )
         except SandboxError as exc:
             self.kill()
-            raise SandboxCrashed(f"the sandbox worker failed to start: {exc}") from None
+            raise SandboxCrashed(
+                f"the sandbox worker failed to start: {exc}.{_startup_advice(startup_log)}"
+            ) from None
+        finally:
+            if startup_log is not None:
+                startup_log.close()
         if not isinstance(hello, dict) or hello.get("ready") is not True:
             self.kill()
             raise SandboxProtocolError(
                 f"unexpected start-up message from the worker: {hello!r:.200}"
             )
-        self.layers = {**self.layers, **hello.get("layers", {})}
+        layers = hello.get("layers")
+        self.layers = {**self.layers, **(layers if isinstance(layers, dict) else {})}
         self.start_seconds = time.monotonic() - started
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the worker's interpreter has used so far, read from ``/proc``.
+
+        Read by the parent, so the environment cannot forge it. None where ``/proc``
+        cannot tell (not Linux, or the process is gone).
+        """
+        if self._tree_leaf is None:
+            self._tree_leaf = _interpreter_pid(self._process.pid)
+        try:
+            with open(f"/proc/{self._tree_leaf}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        # fields[11] and [12] are utime and stime (fields 14 and 15 of proc(5)).
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
     @property
     def pid(self) -> int:
@@ -167,7 +244,7 @@ class Worker:
             )
         if self._pending is not None:
             raise SandboxError(f"{self._pending[0]}() is still waiting for its answer")
-        timeout = self.config.call_timeout if timeout is None else timeout
+        timeout = self.call_timeout if timeout is None else timeout
         self._pending = (op, time.monotonic() + timeout, timeout)
         with self._translate_failures():
             self._channel.send_bytes(

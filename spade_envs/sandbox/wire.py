@@ -37,6 +37,20 @@ def encode(payload: Any) -> bytes:
     return frame(_ENCODER.encode(payload).encode("utf-8", "surrogatepass"))
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (the worker must not send NaN or infinity)")
+
+
+def decode(body: bytes) -> Any:
+    """Parse one message body; NaN and infinity literals are refused.
+
+    Raises:
+        ValueError, RecursionError, UnicodeDecodeError: The body is not plain JSON (or is
+            nested too deeply, or holds an integer over Python's digit limit).
+    """
+    return json.loads(body.decode("utf-8", "surrogatepass"), parse_constant=_no_constants)
+
+
 def _milliseconds_left(deadline: float | None) -> int:
     if deadline is None:
         return -1
@@ -106,8 +120,8 @@ class Channel:
         body = bytes(self._buffer[4 : 4 + size])
         del self._buffer[: 4 + size]
         try:
-            return json.loads(body.decode("utf-8", "surrogatepass"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            return decode(body)
+        except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
             raise SandboxProtocolError(
                 f"the worker's answer to {what} is not valid JSON: {exc}"
             ) from None

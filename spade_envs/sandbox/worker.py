@@ -13,7 +13,6 @@ running here may have tampered with anything in this process.
 from __future__ import annotations
 
 import base64
-import errno
 import hashlib
 import json
 import marshal
@@ -24,25 +23,15 @@ import traceback
 import types
 from typing import Any
 
-# Modules environments commonly import, loaded while the worker may still read
-# everything (after the uid drop some library paths can be unreadable).
-_PRELOAD = (
-    "random math re itertools functools collections dataclasses fractions decimal string "
-    "heapq bisect typing enum textwrap statistics copy operator json abc numbers array "
-    "datetime calendar unicodedata difflib hashlib inspect pprint resource socket"
-).split()
-
-# Syscalls no environment needs: creating processes, running programs, networking,
-# debugging other processes, mounting, namespaces, privilege changes, kernel modules.
-_DENIED_SYSCALLS = (
-    "fork vfork clone execve execveat socket socketpair connect bind listen accept accept4 "
-    "sendto sendmsg sendmmsg recvfrom recvmsg recvmmsg ptrace process_vm_readv process_vm_writev "
-    "mount umount2 pivot_root chroot unshare setns kexec_load kexec_file_load init_module "
-    "finit_module delete_module reboot swapon swapoff bpf perf_event_open keyctl add_key "
-    "request_key userfaultfd personality setuid setgid setreuid setregid setresuid setresgid "
-    "setgroups setfsuid setfsgid iopl ioperm open_by_handle_at name_to_handle_at acct "
-    "settimeofday clock_settime adjtimex clock_adjtime mknod mknodat pidfd_open pidfd_getfd "
-    "memfd_create"
+# Modules environments commonly import (a superset of the validator's allow-list),
+# loaded while the worker may still read everything: after the uid drop the
+# interpreter's own directory can be unreadable, and the seccomp filter refuses
+# nothing that reading them needs, but there is no reason to read them later.
+PRELOAD = (
+    "__future__ abc array bisect calendar cmath collections copy dataclasses datetime "
+    "decimal difflib enum fractions functools hashlib heapq inspect itertools json math "
+    "numbers operator pprint random re resource statistics string textwrap types typing "
+    "unicodedata zlib"
 ).split()
 
 _MAX_TEXT = 4000
@@ -88,23 +77,6 @@ def _apply_rlimits(settings: dict[str, Any]) -> None:
         soft, hard = resource.getrlimit(which)
         new_hard = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (new_hard, new_hard))
-
-
-def _install_seccomp() -> None:
-    import pyseccomp  # imported before the uid drop (see main)
-
-    denied = pyseccomp.ERRNO(errno.EPERM)
-    flt = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name in _DENIED_SYSCALLS:
-        try:
-            flt.add_rule(denied, name)
-        except (OSError, ValueError, RuntimeError):
-            pass  # not a syscall on this architecture
-    try:  # glibc falls back from clone3 to clone on ENOSYS, which is then denied
-        flt.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
-    except (OSError, ValueError, RuntimeError):
-        pass
-    flt.load()
 
 
 def _jsonable(value: Any) -> Any:
@@ -252,16 +224,47 @@ class _Host:
     def output(self) -> Any:
         return self.sink.tail
 
-    def run_check(self, name: str, budget: dict) -> Any:
-        """One validation check on fresh instances of the loaded class."""
-        from spade_envs.validation.checks import run_check
+    # ----- fresh instances and self-reports, for the validating parent -------------------
+    def renew(self, seat: int | None = None, opponent: str = "best") -> dict[str, Any]:
+        """Replace the hosted environment by a fresh instance of the loaded class.
 
-        return run_check(name, lambda: self.cls(**self.knobs), budget)
+        The validator asks for fresh instances (and other seats or opponents) without
+        paying for a new worker. The answer is metadata the parent checks again.
+        """
+        from spade_envs.core.game_env import GameSeatEnv
+        from spade_envs.core.text_game import TextGame
+
+        for env in self.envs:
+            close = getattr(env, "close", None)
+            if close:
+                try:
+                    close()
+                except Exception:
+                    pass
+        env = self.cls(**self.knobs)
+        meta: dict[str, Any] = {}
+        if isinstance(env, TextGame) and seat is not None:
+            env = GameSeatEnv(env, seat=seat, opponent=opponent)
+            meta.update(kind="text", max_turns=env.max_turns)
+        self.envs = [env]
+        self._ended = [False]
+        return meta
+
+    def claims(self) -> dict[str, Any]:
+        """What the environment says about its own episode (``won``, already over).
+
+        Self-reports: the parent uses them only to reject, never to accept.
+        """
+        env = self.env
+        return {
+            "won": bool(getattr(env, "won", False)),
+            "ended": getattr(env, "_ended", None) is not None,
+        }
 
 
 _OPERATIONS = (
     "load reset step hint solution render close game_reset game_step observe legal_moves "
-    "best_move winning_line output vector_reset vector_step run_check"
+    "best_move winning_line output vector_reset vector_step renew claims"
 ).split()
 
 
@@ -269,20 +272,36 @@ def serve(channel: Any, host: _Host, max_bytes: int) -> None:
     """Answer requests until the parent closes the pipe."""
     from spade_envs.sandbox.wire import frame
 
-    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+    # allow_nan=False: NaN and infinity are not JSON; the parent would have to guess.
+    encoder = json.JSONEncoder(
+        ensure_ascii=False, separators=(",", ":"), default=_jsonable, allow_nan=False
+    )
     while True:
         try:
             request = channel.receive(deadline=None, max_bytes=1 << 30, what="a request")
         except Exception:
             return  # the parent is gone
-        op = request.get("op")
+        op = request.get("op") if isinstance(request, dict) else None
         try:
             if op not in _OPERATIONS:
                 raise ValueError(f"unknown operation {op!r}")
             result = getattr(host, op)(**request.get("args", {}))
-            data = encoder.encode({"ok": True, "result": result}).encode("utf-8", "surrogatepass")
         except BaseException as exc:  # SystemExit and friends from env code included
             data = json.dumps({"ok": False, "error": _describe(exc)}).encode()
+        else:
+            try:
+                data = encoder.encode({"ok": True, "result": result})
+                data = data.encode("utf-8", "surrogatepass")
+            except (TypeError, ValueError, RecursionError) as exc:
+                error = {
+                    "type": "UnserializableResult",
+                    "message": f"{op}() returned a value that cannot cross the wire "
+                    f"({str(exc)[:_MAX_TEXT]}): a reward must be a finite number and "
+                    "observations, info and answers plain JSON values (no NaN, infinity, "
+                    "cycles or objects)",
+                    "traceback": "",
+                }
+                data = json.dumps({"ok": False, "error": error}).encode()
         if len(data) > max_bytes:
             # Still answer, so the parent can name the problem instead of seeing a kill.
             data = json.dumps(
@@ -303,8 +322,6 @@ def serve(channel: Any, host: _Host, max_bytes: int) -> None:
 
 def _describe(exc: BaseException) -> dict[str, str]:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    if isinstance(exc, TypeError) and "JSON serializable" in str(exc):
-        return {"type": "UnserializableResult", "message": str(exc)[:_MAX_TEXT], "traceback": ""}
     return {
         "type": type(exc).__name__,
         "message": str(exc)[:_MAX_TEXT],
@@ -314,25 +331,24 @@ def _describe(exc: BaseException) -> dict[str, str]:
 
 def main() -> None:
     settings = json.loads(sys.argv[1])
+    debug = bool(settings.get("debug"))
     fd_in, fd_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    if not settings.get("debug"):
-        os.dup2(devnull, 2)
     sink = _BoundedSink()
     sys.stdout = sink
-    if not settings.get("debug"):
-        sys.stderr = sink
     sys.stdin = None
-    for name in _PRELOAD:
+    # Until the worker is ready, stderr stays the parent's start-up log: a worker that
+    # cannot start says why there (an import error, a failed uid drop).
+    for name in PRELOAD:
         __import__(name)
     for name in settings.get("preload", ()):
         __import__(name)
     if settings["seccomp"]:
-        # After the uid drop the interpreter's own directory may be unreadable (Python
-        # under /root, as with pyenv or conda): everything is imported before it.
-        import pyseccomp  # noqa: F401
+        import pyseccomp  # noqa: F401  (finds libseccomp through ldconfig: before the drop)
+
+        from spade_envs.sandbox import seccomp
     import spade_envs  # noqa: F401  (protocol classes, before the uid drop)
     from spade_envs.core import game_env, loader, metadata  # noqa: F401
     from spade_envs.sandbox import wire
@@ -346,9 +362,12 @@ def main() -> None:
     layers["rlimits"] = settings["rlimits"]
     layers["seccomp"] = False
     if settings["seccomp"]:
-        _install_seccomp()
+        seccomp.install(writable_files=bool(settings.get("private_files")))
         layers["seccomp"] = True
     layers["pid"] = os.getpid()
+    if not debug:
+        os.dup2(devnull, 2)
+        sys.stderr = sink
     channel = wire.Channel(fd_in, fd_out)
     channel.send({"ready": True, "layers": layers})
     serve(channel, _Host(sink), settings["max_message_bytes"])

@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
-from spade_envs import ToolEnv, ToolError
-from spade_envs.error import suggest
+from spade_envs import ToolEnv, ToolError, suggest
 
 _ACCOUNTS = ["checking", "savings", "payroll", "reserve", "travel", "tuition", "taxes"]
 

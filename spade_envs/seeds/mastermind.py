@@ -59,8 +59,9 @@ class Mastermind(TextEnv):
         return f"{guess}: {exact} exact, {partial} partial. Guesses left: {left}.", 0.0, False
 
     def hint(self) -> str:
-        digits = ", ".join(sorted(self.code))
-        return f"The code is made of the digits {digits}, in some order you must find."
+        # The distinct digits only: listing every digit would spell out a code such as 4444.
+        digits = ", ".join(sorted(set(self.code)))
+        return f"The code uses only these digits (some may repeat): {digits}."
 
     def solution(self) -> list[str]:
         # Open with a 1122-style guess, then always play the first code consistent with

@@ -1,54 +1,49 @@
-"""The dynamic checks. They run *inside* a sandbox worker, on the environment class it loaded.
+"""The dynamic checks, computed in the validating process on what crosses the wire.
 
-Each check takes a factory of fresh environments and a budget, and returns a
-``CheckResult`` as a dict (it crosses the pipe as JSON). A check never lets the
-environment's exception escape: it becomes the check's reason.
+Each check drives sandboxed instances handed out by a :class:`~.subject.Subject` and
+returns evidence (or raises :class:`~.subject.CheckFailed` with a reason the designer
+can act on). Nothing the environment executes runs in this process, so nothing it
+does can change a check's outcome: it can only answer calls, and every answer is
+checked here. Self-reports of the environment (``info["success"]``, a ``won``
+attribute) are used only to reject, never to accept; wins are derived from rewards.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
-import os
+import random
 import re
-import time
+import secrets
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..core.answers import leaks_answer, marked_answer
+from ..core.answers import leaked_encoding, marked_answer
 from ..core.episodes import Episode, play_episode, random_text, repeated, scripted
-from ..core.game_env import GameSeatEnv
-from ..core.text_game import TextGame
 from .budget import Budget
 from .fuzz import FuzzFailure, ProbeFailure, fuzz_env, probe_episodes
+from .subject import CheckFailed, Subject
 
-__all__ = ["DYNAMIC_CHECKS", "run_check"]
-
-
-def _use_prepared_hypothesis_cache() -> None:
-    """In a validation worker: read Hypothesis's Unicode tables from the parent's cache,
-    and load them now, before the worker drops privileges (see validation_config)."""
-    home = os.environ.get("SPADE_HYPOTHESIS_HOME")
-    if not home:
-        return
-    from hypothesis.configuration import set_hypothesis_home_dir
-    from hypothesis.internal import charmap
-
-    set_hypothesis_home_dir(home)
-    charmap.charmap()
-    charmap.intervals_from_codec("utf-8")
-
-
-_use_prepared_hypothesis_cache()
-
-Factory = Callable[[], Any]
-
+__all__ = ["DYNAMIC_CHECKS", "check_seeds", "run_check"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # gymnasium colours its warnings
 
 
-class _Fail(Exception):
-    """A check's verdict, raised from deep inside it."""
+def check_seeds(count: int, seed: int | None = None) -> list[int]:
+    """Seeds the checks play, half small and half from the whole 31-bit range.
+
+    An environment cannot tell a validation seed from a play seed by its size; with
+    ``seed=None`` they are drawn afresh for every validation, so it cannot know them.
+    """
+    rng = random.Random(secrets.randbits(64) if seed is None else seed)
+    seeds: list[int] = []
+    while len(seeds) < max(1, count):
+        value = rng.randrange(1000) if len(seeds) % 2 == 0 else rng.randrange(1000, 2**31)
+        if value not in seeds:
+            seeds.append(value)
+    return seeds
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -59,98 +54,60 @@ def _short(value: Any, limit: int = 80) -> str:
 def _call(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
-    except _Fail:
+    except CheckFailed:
         raise
     except Exception as exc:
-        raise _Fail(f"{what} raised {type(exc).__name__}: {str(exc)[:200]}") from exc
-
-
-class _Timed:
-    """Forwards to an env, failing the check as soon as one call is too slow.
-
-    Without it a slow ``step`` would make every check crawl until its wall-clock limit.
-    """
-
-    def __init__(self, env: Any, limit: float):
-        self._env = env
-        self._limit = limit
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._env, name)
-
-    def _timed(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        # CPU time, not wall time: a busy machine must not fail a fast environment.
-        start = time.process_time()
-        result = fn(*args, **kwargs)
-        elapsed = time.process_time() - start
-        if elapsed > self._limit:
-            raise _Fail(
-                f"{what} took {elapsed:.2f} s of CPU; keep every call under {self._limit:g} s"
-            )
-        return result
-
-    def reset(self, **kwargs: Any) -> Any:
-        return self._timed("reset()", self._env.reset, **kwargs)
-
-    def step(self, action: str) -> Any:
-        return self._timed("step()", self._env.step, action)
-
-    def hint(self) -> Any:
-        return self._timed("hint()", self._env.hint)
-
-    def solution(self) -> Any:
-        return self._timed("solution()", self._env.solution)
-
-
-def _seat(factory: Factory, opponent: str = "best") -> Any:
-    """A fresh single-agent env (games: seat 0 against ``opponent``)."""
-    env = factory()
-    return GameSeatEnv(env, seat=0, opponent=opponent) if isinstance(env, TextGame) else env
-
-
-def _single(factory: Factory, budget: Budget, opponent: str = "best") -> Any:
-    """:func:`_seat`, with every call held to the budget's per-call CPU limit."""
-    return _Timed(_seat(factory, opponent), budget.call_seconds)
+        raise CheckFailed(f"{what} raised {type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
 def _top(env: Any) -> float:
     return float(env.reward_range[1])
 
 
+def _won(episode: Episode, env: Any) -> bool:
+    return episode.total_reward >= _top(env) - 1e-6
+
+
+def _play(env: Any, policy: Any, seed: int, what: str) -> Episode:
+    return _call(what, play_episode, env, policy, seed=seed)
+
+
 # ----- check_env / api_test --------------------------------------------------------------------
-def check_gym_api(factory: Factory, budget: Budget) -> None:
-    env = factory()
+def check_gym_api(subject: Subject, budget: Budget, seeds: list[int]) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if isinstance(env, TextGame):
+            if subject.is_game:
                 from pettingzoo.test import api_test
 
-                api_test(env, num_cycles=min(200, 20 * budget.seeds))
+                with contextlib.redirect_stdout(io.StringIO()):  # it prints its progress
+                    api_test(subject.game(), num_cycles=min(200, 20 * budget.seeds))
             else:
                 from gymnasium.utils.env_checker import check_env
 
-                check_env(env, skip_render_check=True)
+                check_env(subject.env().proxy, skip_render_check=True)
+        except CheckFailed:
+            raise
         except Exception as exc:
-            raise _Fail(
-                f"{'api_test' if isinstance(env, TextGame) else 'check_env'} failed: "
+            raise CheckFailed(
+                f"{'api_test' if subject.is_game else 'check_env'} failed: "
                 f"{type(exc).__name__}: {str(exc)[:240]}"
             ) from exc
-    if isinstance(env, TextGame):
+    if subject.is_game:
         return  # api_test warns about text observations by design
     messages = [_ANSI.sub("", str(w.message)).strip() for w in caught]
     serious = [m for m in messages if "render" not in m.lower()]
     if serious:
-        raise _Fail(f"check_env warned: {serious[0][:240]}")
+        raise CheckFailed(f"check_env warned: {serious[0][:240]}")
 
 
 # ----- fuzz ---------------------------------------------------------------------------------
-def check_fuzz(factory: Factory, budget: Budget) -> dict[str, Any]:
+def check_fuzz(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
     try:
-        stats = probe_episodes(lambda: _seat(factory), budget)
-        stats.update(fuzz_env(lambda: _seat(factory), budget))
+        stats = probe_episodes(subject.env, budget, seeds)
+        stats.update(fuzz_env(subject.env, budget))
     except (FuzzFailure, ProbeFailure) as exc:
-        raise _Fail(str(exc)) from exc
+        raise CheckFailed(str(exc)) from exc
     return stats
 
 
@@ -163,156 +120,180 @@ def _mixed_actions(env: Any, seed: int) -> list[str]:
     return (actions + junk * env.max_turns)[: env.max_turns + 1]
 
 
-def _trace(env: Any, seed: int, actions: list[str]) -> list[Any]:
-    episode = _call("an episode", play_episode, env, scripted(actions), seed=seed)
-    _call("reset()", env.reset, seed=seed)
-    extra = [_call("hint()", env.hint)]
+def _trace(env: Any, seed: int, actions: list[str], with_hint: bool) -> list[Any]:
+    episode = _play(env, scripted(actions), seed, "an episode")
+    extra = []
+    if with_hint:
+        _call("reset()", env.reset, seed=seed)
+        extra = [_call("hint()", env.hint)]
     return [*episode.trace(), *extra]
 
 
-def check_determinism(factory: Factory, budget: Budget) -> dict[str, Any]:
-    first, second = _single(factory, budget), _single(factory, budget)
-    for seed in range(budget.determinism_episodes):
+def check_determinism(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
+    first = subject.env()
+    for seed in seeds[: budget.determinism_episodes]:
         actions = _mixed_actions(first, seed)
-        a = _trace(first, seed, actions)
-        b = _trace(first, seed, actions)
-        c = _trace(second, seed, actions)
-        for label, other in (("the same instance", b), ("a fresh instance", c)):
+        a = _trace(first, seed, actions, subject.has_hint)
+        others = {
+            "the same instance": lambda: first,
+            "a fresh instance": subject.env,
+            "a fresh sandbox worker": lambda: subject.env(clean=True),
+        }
+        for label, make in others.items():
+            other = _trace(make(), seed, actions, subject.has_hint)
             if other != a:
                 where = next(
                     (i for i, (x, y) in enumerate(zip(a, other)) if x != y), min(len(a), len(other))
                 )
                 mine = a[where] if where < len(a) else None
                 theirs = other[where] if where < len(other) else None
-                raise _Fail(
+                raise CheckFailed(
                     f"seed {seed}: replaying the same actions on {label} gave a different "
                     f"trajectory at step {where} ({_short(mine, 60)} vs {_short(theirs, 60)}); "
                     "draw all randomness from self.rng (or self.np_random) and avoid the clock, "
-                    "id() and set order"
+                    "id(), set order and state kept outside the instance"
                 )
-    return {"episodes": budget.determinism_episodes}
+    return {"episodes": min(len(seeds), budget.determinism_episodes)}
 
 
 # ----- feasibility ----------------------------------------------------------------------------
 def _solution_of(env: Any, seed: int) -> list[str]:
     _call("reset()", env.reset, seed=seed)
     solution = _call("solution()", env.solution)
-    if (
-        not isinstance(solution, list)
-        or not solution
-        or not all(isinstance(a, str) for a in solution)
-    ):
-        raise _Fail(
+    if not solution:
+        raise CheckFailed(
             f"seed {seed}: solution() must return a non-empty list of action strings, "
             f"got {_short(solution)}"
         )
     if len(solution) > env.max_turns:
-        raise _Fail(
+        raise CheckFailed(
             f"seed {seed}: solution() has {len(solution)} actions but max_turns is {env.max_turns}"
         )
     return solution
 
 
-def check_solution(factory: Factory, budget: Budget) -> dict[str, Any]:
-    opponents = ["best", "random"] if isinstance(factory(), TextGame) else ["best"]
+def check_solution(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
+    """The solution, computed in the main worker, wins when played in the clean worker
+    (which never ran ``solution()``), on every seed and against every opponent."""
+    opponents = ["best", "random"] if subject.is_game else ["best"]
     for opponent in opponents:
-        env = _single(factory, budget, opponent)
-        for seed in range(budget.seeds):
-            solution = _solution_of(env, seed)
-            episode: Episode = _call("playing the solution", play_episode, env, solution, seed=seed)
-            if episode.total_reward < _top(env) - 1e-6:
+        planner = subject.env(opponent=opponent)
+        player = subject.env(clean=True, opponent=opponent)
+        for seed in seeds:
+            solution = _solution_of(planner, seed)
+            episode = _play(player, solution, seed, "playing the solution")
+            if not _won(episode, player):
                 against = f" against a {opponent} opponent" if len(opponents) > 1 else ""
-                raise _Fail(
+                raise CheckFailed(
                     f"seed {seed}: playing solution() {_short(solution, 100)}{against} returned "
-                    f"{episode.total_reward:g}, not the maximum {_top(env):g}; make solution() "
-                    "produce the actions that win from the state after reset"
+                    f"{episode.total_reward:g}, not the maximum {_top(player):g}; make "
+                    "solution() produce the actions that win from the state after reset (it "
+                    "is played in a fresh process where solution() was never called)"
                 )
-    return {"seeds": budget.seeds, "opponents": opponents}
+    return {"seeds": seeds, "opponents": opponents}
 
 
-def check_trivial(factory: Factory, budget: Budget) -> dict[str, Any]:
-    env = _single(factory, budget)
-    for seed in range(budget.seeds):
+def check_trivial(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
+    env = subject.env()
+    for seed in seeds:
         solution = _solution_of(env, seed)
-        hint = _call("hint()", env.hint)
-        policies = {
-            "the empty action": repeated(""),
-            "random text": random_text(seed),
-            "the hint text as the action": repeated(str(hint)),
-        }
+        policies = {"the empty action": repeated(""), "random text": random_text(seed)}
+        if subject.has_hint:
+            _call("reset()", env.reset, seed=seed)
+            policies["the hint text as the action"] = repeated(str(_call("hint()", env.hint)))
         if len(set(solution)) > 1:
             policies["repeating the first solution action"] = repeated(solution[0])
         for label, policy in policies.items():
-            episode = _call(f"playing {label}", play_episode, env, policy, seed=seed)
-            if episode.total_reward >= _top(env) - 1e-6:
-                raise _Fail(
+            if _won(_play(env, policy, seed, f"playing {label}"), env):
+                raise CheckFailed(
                     f"seed {seed}: {label} reaches the maximum reward {_top(env):g}; the task "
                     "must require the right actions (check the answer strictly)"
                 )
-    return {"seeds": budget.seeds}
+    return {"seeds": len(seeds)}
 
 
-def check_solved_at_reset(factory: Factory, budget: Budget) -> None:
-    env = _single(factory, budget)
-    for seed in range(budget.seeds):
+def check_solved_at_reset(subject: Subject, budget: Budget, seeds: list[int]) -> None:
+    env = subject.env()
+    for seed in seeds:
         _, info = _call("reset()", env.reset, seed=seed)
-        if getattr(env, "won", False) or (isinstance(info, dict) and info.get("success")):
-            raise _Fail(f"seed {seed}: the episode is already won right after reset")
-        if getattr(env, "_ended", None) is not None:
-            raise _Fail(f"seed {seed}: the episode is already over right after reset")
+        claims = subject.claims(env)
+        if claims.get("won") is True or info.get("success") is True:
+            raise CheckFailed(f"seed {seed}: the episode is already won right after reset")
+        if claims.get("ended") is True:
+            raise CheckFailed(f"seed {seed}: the episode is already over right after reset")
 
 
-def check_hint_leak(factory: Factory, budget: Budget) -> dict[str, Any]:
-    if isinstance(factory(), TextGame):
+def check_info(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
+    """``info["success"]`` agrees with the rewards: wins are counted from rewards, and an
+    environment whose info says otherwise is lying to whoever reads it."""
+    env = subject.env()
+    played = 0
+    for seed in seeds:
+        solution = _solution_of(env, seed)
+        for label, policy in (("solution()", solution), ("the empty action", repeated(""))):
+            episode = _play(env, policy, seed, f"playing {label}")
+            played += 1
+            claimed = env.last_info.get("success")
+            if claimed is not None and bool(claimed) != _won(episode, env):
+                raise CheckFailed(
+                    f"seed {seed}: playing {label} returned {episode.total_reward:g} but info "
+                    f"says success={claimed!r}; wins are counted from rewards, so report "
+                    "success only when the return reaches the maximum (or leave it out)"
+                )
+    return {"episodes": played}
+
+
+def check_hint_leak(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
+    if subject.is_game:
         return {"skipped": "games: the hint is advice about a position, not an answer"}
-    env = _single(factory, budget)
-    for seed in range(budget.seeds):
+    if not subject.has_hint:
+        return {"skipped": "the environment defines no hint()"}
+    env = subject.env()
+    for seed in seeds:
         solution = _solution_of(env, seed)
         hint = _call("hint()", env.hint)
-        if not isinstance(hint, str) or not hint.strip():
-            raise _Fail(f"seed {seed}: hint() must return a non-empty string, got {_short(hint)}")
+        if not hint.strip():
+            raise CheckFailed(f"seed {seed}: hint() must return a non-empty string, got {hint!r}")
         # Only a marked answer (\boxed{} or <answer>) can leak; a final command such as
         # "done" or "move north" is not a secret.
         final = marked_answer(solution[-1])
-        if leaks_answer(hint, final):
-            raise _Fail(
+        how = leaked_encoding(hint, final)
+        if how:
+            raise CheckFailed(
                 f"seed {seed}: the hint {_short(hint, 100)} contains the final answer "
-                f"{final!r}; give help that still leaves the last step to the agent"
+                f"{final!r} ({how}); give help that still leaves the last step to the agent"
             )
-    return {"seeds": budget.seeds}
+    return {"seeds": len(seeds)}
 
 
-DYNAMIC_CHECKS: dict[str, Callable[[Factory, Budget], Any]] = {
+DYNAMIC_CHECKS: dict[str, Callable[[Subject, Budget, list[int]], Any]] = {
     "check_env": check_gym_api,
     "fuzz": check_fuzz,
     "determinism": check_determinism,
     "solution": check_solution,
     "trivial": check_trivial,
     "solved_at_reset": check_solved_at_reset,
+    "info": check_info,
     "hint_leak": check_hint_leak,
 }
 
 
-def run_check(name: str, factory: Factory, budget: dict[str, Any] | Budget) -> dict[str, Any]:
-    """Run one dynamic check and return its ``CheckResult`` fields as a dict."""
-    if not isinstance(budget, Budget):
-        budget = Budget(**budget)
-    start = time.perf_counter()
+def run_check(
+    name: str, subject: Subject, budget: Budget, seeds: list[int]
+) -> tuple[bool, str, dict[str, Any]]:
+    """Run one dynamic check: ``(passed, reason, details)``; never raises for env faults."""
+    subject.begin(name)
     try:
-        details = DYNAMIC_CHECKS[name](factory, budget) or {}
+        details = DYNAMIC_CHECKS[name](subject, budget, seeds) or {}
         passed, reason = True, ""
-    except _Fail as exc:
+    except CheckFailed as exc:
         passed, reason, details = False, str(exc), {}
-    except Exception as exc:  # an env that broke the check harness itself
+    except Exception as exc:  # a failure of the environment the check did not foresee
         passed, reason, details = False, f"{type(exc).__name__}: {str(exc)[:240]}", {}
-    seconds = time.perf_counter() - start
+    if subject.fatal:
+        passed, reason = False, subject.fatal
     details = {k: v for k, v in details.items() if isinstance(v, (int, float, str, list, bool))}
-    if not math.isfinite(seconds):
-        seconds = 0.0
-    return {
-        "name": name,
-        "passed": passed,
-        "reason": reason,
-        "seconds": seconds,
-        "details": details,
+    details = {
+        k: v for k, v in details.items() if not (isinstance(v, float) and not math.isfinite(v))
     }
+    return passed, reason, details

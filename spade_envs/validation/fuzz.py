@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-import time
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +43,11 @@ _ODD_ACTIONS = [
     "\u202e\u200b",
     "ünïcødé 漢字 😀",
 ]
+
+
+# Hypothesis keeps per-run state in globals: one state machine at a time per process
+# (validate_many runs validations in processes, not threads).
+_HYPOTHESIS_LOCK = threading.Lock()
 
 
 class FuzzFailure(Exception):
@@ -119,18 +124,12 @@ class _Checker:
         self.low, self.high = (float(x) for x in env.reward_range)
 
     def _timed(self, what: str, fn: Callable[[], Any]) -> Any:
-        start = time.process_time()  # CPU time: robust to a busy machine
+        # The environment's calls are timed by the sandboxed instance (CPU read from the
+        # worker's /proc entry, wall-clock limits); here their failures get a name.
         try:
-            result = fn()
+            return fn()
         except Exception as exc:
             raise self.fail(f"{what} raised {type(exc).__name__}: {str(exc)[:200]}") from exc
-        elapsed = time.process_time() - start
-        if elapsed > self.budget.call_seconds:
-            raise self.fail(
-                f"{what} took {elapsed:.2f} s of CPU; keep every call under "
-                f"{self.budget.call_seconds:g} s"
-            )
-        return result
 
     def _observation(self, observation: Any, what: str) -> None:
         if not isinstance(observation, str):
@@ -189,10 +188,12 @@ class _Checker:
             )
 
 
-def probe_episodes(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
+def probe_episodes(
+    make_env: Callable[[], Any], budget: Budget, seeds: list[int] | None = None
+) -> dict[str, Any]:
     """Play whole episodes of odd actions mixed with solution actions on several seeds."""
     steps = 0
-    for seed in range(budget.probe_episodes):
+    for seed in (seeds or list(range(budget.probe_episodes)))[: budget.probe_episodes]:
         env = make_env()
         checker = _Checker(env, budget, ProbeFailure)
         checker.reset(seed)
@@ -268,7 +269,8 @@ def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
         print_blob=False,
     )
     try:
-        run_state_machine_as_test(EnvMachine, settings=run_settings)
+        with _HYPOTHESIS_LOCK:
+            run_state_machine_as_test(EnvMachine, settings=run_settings)
     except FuzzFailure:
         raise
     except Exception as exc:

@@ -14,7 +14,14 @@ from .report import CheckResult
 if TYPE_CHECKING:
     from ..core.metadata import EnvMetadata
 
-__all__ = ["ALLOWED_MODULES", "FORBIDDEN_CALLS", "StaticInfo", "static_checks", "static_metadata"]
+__all__ = [
+    "ALLOWED_MODULES",
+    "FORBIDDEN_CALLS",
+    "PUBLIC_NAMES",
+    "StaticInfo",
+    "static_checks",
+    "static_metadata",
+]
 
 #: Standard-library modules an environment may import (plus ``spade_envs``). Nothing that
 #: touches files, processes, the network, the clock or the interpreter's internals.
@@ -22,6 +29,14 @@ ALLOWED_MODULES: frozenset[str] = frozenset(
     """__future__ abc array bisect calendar cmath collections copy dataclasses datetime decimal
     difflib enum fractions functools hashlib heapq itertools json math numbers operator pprint
     random re statistics string textwrap types typing unicodedata zlib spade_envs""".split()
+)
+#: What an environment may take from ``spade_envs``: these top-level names, no submodules
+#: (several re-export ``os``, ``sys`` or ``subprocess``). An early filter: the sandbox
+#: holds without it.
+PUBLIC_NAMES: frozenset[str] = frozenset(
+    """TextEnv ToolEnv TextGame GameSeatEnv UnicodeText answers_match boxed extract_answer
+    extract_boxed extract_tag normalize_text parse_number parse_tool_call ToolError
+    IllegalMove EnvContractError SpadeError suggest""".split()
 )
 #: Builtins whose use is rejected: they run arbitrary code, read files or reach the interpreter.
 FORBIDDEN_CALLS: frozenset[str] = frozenset(
@@ -53,6 +68,7 @@ class StaticInfo:
     skill: str = ""
     description: str = ""
     imports: list[str] = field(default_factory=list)
+    has_hint: bool = False
 
 
 def _base_name(node: ast.expr) -> str:
@@ -172,6 +188,8 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
         if isinstance(value, str):
             setattr(info, attribute, " ".join(value.split()))
     methods = _methods(name, classes)
+    # Protocol classes must define hint(); a SPADE-format (duck) class may not have one.
+    info.has_hint = info.kind != "duck" or "hint" in methods
     missing = [
         " or ".join(options)
         for options in _REQUIRED[info.kind]
@@ -186,24 +204,52 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
 
 def _import_problems(tree: ast.Module, allowed: frozenset[str], info: StaticInfo) -> list[str]:
     problems: list[str] = []
+    package_aliases = set()
     for node in ast.walk(tree):
         modules: list[str] = []
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
+            for alias in node.names:
+                if alias.name == "spade_envs":
+                    package_aliases.add(alias.asname or "spade_envs")
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 problems.append(f"line {node.lineno}: relative import; the module must stand alone")
                 continue
             modules = [node.module or ""]
+            if node.module == "spade_envs":
+                problems += [
+                    f"line {node.lineno}: spade_envs.{alias.name} is not part of the environment "
+                    f"API (use {', '.join(sorted(PUBLIC_NAMES))})"
+                    for alias in node.names
+                    if alias.name not in PUBLIC_NAMES
+                ]
         for module in modules:
             info.imports.append(module)
-            if module.split(".")[0] not in allowed:
+            root = module.split(".")[0]
+            if root not in allowed:
                 problems.append(f"line {node.lineno}: import of {module!r} is not allowed")
+            elif root == "spade_envs" and module != "spade_envs":
+                problems.append(
+                    f"line {node.lineno}: import of {module!r}: take names from the top-level "
+                    "package only (from spade_envs import TextEnv, boxed, ...)"
+                )
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in FORBIDDEN_CALLS:
                 problems.append(f"line {node.lineno}: call to {node.func.id}() is not allowed")
         if isinstance(node, ast.Attribute) and node.attr in _ESCAPE_ATTRIBUTES:
             problems.append(f"line {node.lineno}: access to {node.attr} is not allowed")
+    if package_aliases:
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in package_aliases
+                and node.attr not in PUBLIC_NAMES
+            ):
+                problems.append(
+                    f"line {node.lineno}: spade_envs.{node.attr} is not part of the environment API"
+                )
     return problems
 
 
@@ -237,6 +283,16 @@ def static_checks(
         )
 
     start = time.perf_counter()
+    if len(source) > budget.max_source_chars:
+        # Checked before parsing: a 12 MB module once took the parser to 2.7 GB.
+        record(
+            "size",
+            start,
+            f"the source has {len(source)} characters; keep it under {budget.max_source_chars}",
+        )
+        for name in ("syntax", "env_class", "imports", "no_input"):
+            record(name, time.perf_counter(), skipped=True)
+        return results, info
     try:
         with _PARSE_LOCK:
             tree = ast.parse(source)
@@ -253,11 +309,7 @@ def static_checks(
     start = time.perf_counter()
     class_reason = _env_class(tree, info)
     size_reason = ""
-    if len(source) > budget.max_source_chars:
-        size_reason = (
-            f"the source has {len(source)} characters; keep it under {budget.max_source_chars}"
-        )
-    elif info.max_turns is not None and not 1 <= info.max_turns <= budget.max_turns_limit:
+    if info.max_turns is not None and not 1 <= info.max_turns <= budget.max_turns_limit:
         size_reason = (
             f"max_turns = {info.max_turns}; use 1 to {budget.max_turns_limit} so "
             "episodes stay short enough to play and train on"

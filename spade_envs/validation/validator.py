@@ -1,8 +1,12 @@
-"""The gate: static checks in this process, every dynamic check inside the sandbox.
+"""The gate: static checks, then dynamic checks computed here on sandboxed instances.
 
-Each dynamic check runs as one sandboxed call with its own wall-clock limit. A check
-that hangs or crashes the worker fails with that reason, and the remaining checks go
-on in a fresh worker, so one report names every problem the designer must fix.
+The environment's code runs only in sandbox workers, which execute its methods and
+nothing else (the worker does not even import this package); every verdict is reached
+in this process from what comes back over the wire. A check that finds a call that
+never returns rejects the environment at once (the remaining checks are skipped),
+so a hanging or sleeping environment is rejected within seconds; any other failure
+is reported and the remaining checks go on, so one report names every problem the
+designer must fix.
 """
 
 from __future__ import annotations
@@ -14,68 +18,38 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..error import EnvCodeError, SandboxCrashed, SandboxError, SandboxTimeout, SpadeError
+from ..error import EnvCodeError, SandboxError, SandboxTimeout, SpadeError
 from ..sandbox import SandboxConfig, WorkerPool
 from ..sandbox.process import Worker
 from .budget import Budget, get_budget
-from .checks import DYNAMIC_CHECKS
+from .checks import DYNAMIC_CHECKS, check_seeds, run_check
 from .report import CheckResult, ValidationReport
-from .static import static_checks
+from .static import StaticInfo, static_checks
+from .subject import Subject
 
-__all__ = ["Validator", "validate_source", "validate_file", "validate_many"]
-
-#: What validation workers import before dropping privileges (Hypothesis, the checkers).
-VALIDATION_PRELOAD = (
-    "spade_envs.validation.checks",
-    "hypothesis",
-    "hypothesis.stateful",
-    "gymnasium.utils.env_checker",
-    "pettingzoo.test",
-)
+__all__ = ["Validator", "validate_source", "validate_file", "validate_many", "validation_config"]
 
 
-def hypothesis_cache() -> str:
-    """A directory with Hypothesis's Unicode tables, built once in this (trusted) process.
+def validation_config(
+    base: SandboxConfig | None = None, budget: Budget | None = None
+) -> SandboxConfig:
+    """A sandbox configuration for validation workers.
 
-    Building them takes over a second; a fresh worker would otherwise pay that on
-    every validation. Workers read the directory read-only.
+    Calls get a wall-clock limit of four times the budget's CPU limit per call (at
+    least 2 s): generous for a busy machine, short enough that a sleeping or hanging
+    environment is rejected within seconds.
     """
-    import hypothesis
-    from hypothesis.configuration import set_hypothesis_home_dir
-    from hypothesis.internal import charmap
-
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    directory = root / "spade-envs" / f"hypothesis-{hypothesis.__version__}"
-    marker = directory / ".complete"
-    if not marker.exists():
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            set_hypothesis_home_dir(directory)
-            charmap.charmap()
-            charmap.intervals_from_codec("utf-8")
-            marker.touch()
-        except OSError:
-            return ""  # unwritable cache location: workers build the tables themselves
-        finally:
-            set_hypothesis_home_dir(None)
-    return str(directory)
-
-
-def validation_config(base: SandboxConfig | None = None) -> SandboxConfig:
-    """A sandbox configuration for validation workers."""
     base = base or SandboxConfig()
-    cache = hypothesis_cache()
+    budget = budget or get_budget("default")
     return dataclasses.replace(
         base,
         # A module that takes more than a few seconds to import is rejected anyway.
         load_timeout=min(base.load_timeout, 10.0),
-        preload=tuple(dict.fromkeys(base.preload + VALIDATION_PRELOAD)),
-        read_only_paths=(*base.read_only_paths, *([cache] if cache else [])),
-        extra_env={**base.extra_env, **({"SPADE_HYPOTHESIS_HOME": cache} if cache else {})},
+        call_timeout=max(2.0, 4 * budget.call_seconds),
     )
 
 
@@ -84,10 +58,14 @@ class Validator:
 
     Args:
         budget: ``"fast"``, ``"default"``, ``"thorough"`` or a :class:`Budget`.
-        config: Sandbox limits for the workers (validation preloads are added).
-        pool_size: Warm workers to keep ready (defaults to the number of cores).
+        config: Sandbox limits for the workers.
+        pool_size: Warm workers to keep ready (defaults to twice the number of cores:
+            a validation uses two workers, one of which never runs ``solution()``).
         allowed_modules: Import allow-list (defaults to
             :data:`~spade_envs.validation.static.ALLOWED_MODULES`).
+        seed: Seeds the checks' seeds. None (the default) draws new check seeds for
+            every validation, so an environment cannot know them in advance; the seeds
+            used are in the report's details.
     """
 
     def __init__(
@@ -96,13 +74,15 @@ class Validator:
         *,
         config: SandboxConfig | None = None,
         pool_size: int | None = None,
-        allowed_modules: Iterable[str] | None = None,
+        allowed_modules: Any = None,
+        seed: int | None = None,
     ):
         self.budget = get_budget(budget)
-        self.config = validation_config(config)
-        size = (os.cpu_count() or 1) if pool_size is None else pool_size
+        self.config = validation_config(config, self.budget)
+        size = 2 * (os.cpu_count() or 1) if pool_size is None else pool_size
         self.pool = WorkerPool(self.config, size=size)
         self.allowed_modules = None if allowed_modules is None else frozenset(allowed_modules)
+        self.seed = seed
 
     def close(self) -> None:
         self.pool.close()
@@ -120,8 +100,7 @@ class Validator:
         budget = self.budget
         checks, info = static_checks(source, budget, allowed_modules=self.allowed_modules)
         timings = {"static": time.perf_counter() - started, "sandbox_start": 0.0}
-        blocked = any(not c.passed and not c.skipped for c in checks)
-        if blocked:
+        if any(not c.passed and not c.skipped for c in checks):
             checks += [
                 CheckResult(
                     n, passed=False, skipped=True, reason="skipped: fix the static problems first"
@@ -129,7 +108,7 @@ class Validator:
                 for n in ("load", *DYNAMIC_CHECKS)
             ]
         else:
-            checks += self._dynamic(source, filename, timings)
+            checks += self._dynamic(source, filename, info, timings)
         timings["total"] = time.perf_counter() - started
         timings["checks"] = timings["total"] - timings["static"] - timings["sandbox_start"]
         return ValidationReport(
@@ -142,24 +121,40 @@ class Validator:
             timings={k: round(v, 6) for k, v in timings.items()},
         )
 
-    def _open(self, source: str, filename: str, timings: dict[str, float]) -> Worker:
+    def _open(
+        self, source: str, filename: str, info: StaticInfo, timings: dict[str, float]
+    ) -> tuple[Worker, dict[str, Any]]:
         start = time.perf_counter()
         worker = self.pool.acquire()
         timings["sandbox_start"] += time.perf_counter() - start
         # What starting this worker cost, even when a warm pool paid it in the background.
         timings["worker_start"] = timings.get("worker_start", 0.0) + worker.start_seconds
-        worker.call(
-            "load",
-            timeout=self.config.load_timeout,
-            source=source,
-            filename=filename,
-            knobs={},
-            seat=None,
-            opponent="best",
-        )
-        return worker
+        digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+        try:
+            meta = worker.call(
+                "load",
+                timeout=self.config.load_timeout,
+                source=source,
+                filename=filename,
+                knobs={},
+                seat=None,
+                opponent="best",
+                code=self.pool.compiled(digest),
+            )
+            if not isinstance(meta, dict):
+                raise EnvCodeError("load() returned malformed metadata", exc_type="ReturnTypeError")
+            code = meta.pop("code", None)
+            if isinstance(code, str):
+                self.pool.remember(digest, code)
+            _check_metadata(meta, info, self.budget)
+        except SandboxError:
+            worker.kill()
+            raise
+        return worker, meta
 
-    def _dynamic(self, source: str, filename: str, timings: dict[str, float]) -> list[CheckResult]:
+    def _dynamic(
+        self, source: str, filename: str, info: StaticInfo, timings: dict[str, float]
+    ) -> list[CheckResult]:
         results: list[CheckResult] = []
         start = time.perf_counter()
 
@@ -167,7 +162,7 @@ class Validator:
             return time.perf_counter() - start - timings["sandbox_start"]
 
         try:
-            worker: Worker | None = self._open(source, filename, timings)
+            worker, meta = self._open(source, filename, info, timings)
             results.append(CheckResult("load", True, seconds=load_seconds()))
         except SandboxError as exc:
             results.append(
@@ -177,43 +172,68 @@ class Validator:
                 CheckResult(n, False, skipped=True, reason="skipped: the environment does not load")
                 for n in DYNAMIC_CHECKS
             ]
-        budget = dataclasses.asdict(self.budget)
-        for name in DYNAMIC_CHECKS:
-            start = time.perf_counter()
-            try:
-                if worker is None:
-                    worker = self._open(source, filename, timings)
-                answer = worker.call(
-                    "run_check", timeout=self.budget.check_timeout, name=name, budget=budget
+        subject = Subject(
+            lambda: self._open(source, filename, info, timings),
+            self.config,
+            self.budget,
+            is_game=meta.get("kind") == "game",
+            has_hint=info.has_hint,
+        )
+        subject.adopt(worker, meta)
+        seeds = check_seeds(self.budget.seeds, self.seed)
+        try:
+            for name in DYNAMIC_CHECKS:
+                if subject.fatal:
+                    results.append(
+                        CheckResult(name, False, skipped=True, reason=f"skipped: {subject.fatal}")
+                    )
+                    continue
+                start = time.perf_counter()
+                try:
+                    passed, reason, details = run_check(name, subject, self.budget, seeds)
+                except SandboxError as exc:  # could not even open an instance
+                    passed, reason, details = False, _crash_reason(name, exc), {}
+                if name == "solution" and passed:
+                    details["check_seeds"] = seeds
+                results.append(
+                    CheckResult(
+                        name,
+                        passed,
+                        reason=reason[:600],
+                        seconds=time.perf_counter() - start,
+                        details=details,
+                    )
                 )
-                result = _result_from(answer, name, time.perf_counter() - start)
-            except SandboxError as exc:
-                worker = None  # the worker was killed; the next check gets a fresh one
-                result = CheckResult(
-                    name,
-                    False,
-                    reason=_crash_reason(name, exc, self.budget),
-                    seconds=time.perf_counter() - start,
-                )
-            results.append(result)
-        if worker is not None:
-            worker.close()
+        finally:
+            subject.close()
         return results
 
 
-def _result_from(answer: Any, name: str, seconds: float) -> CheckResult:
-    if not isinstance(answer, dict) or answer.get("name") != name:
-        return CheckResult(
-            name, False, reason="the check returned a malformed result", seconds=seconds
+def _check_metadata(meta: dict[str, Any], info: StaticInfo, budget: Budget) -> None:
+    """The loaded class must be the one the source declares (the worker reports it)."""
+    name = meta.get("name")
+    if info.env_name and name != info.env_name:
+        raise EnvCodeError(
+            f"load() reported the class {name!r:.60}, but the source defines {info.env_name!r}",
+            exc_type="MetadataMismatch",
         )
-    details = answer.get("details") if isinstance(answer.get("details"), dict) else {}
-    return CheckResult(
-        name,
-        bool(answer.get("passed")),
-        reason=str(answer.get("reason", ""))[:600],
-        seconds=seconds,
-        details=details,
-    )
+    expected = {"duck": "text"}.get(info.kind, info.kind)
+    if info.kind and meta.get("kind") != expected:
+        raise EnvCodeError(
+            f"load() reported kind {meta.get('kind')!r:.20}, but the source declares {expected!r}",
+            exc_type="MetadataMismatch",
+        )
+    turns = meta.get("max_turns")
+    if info.max_turns is not None and turns != info.max_turns:
+        raise EnvCodeError(
+            f"load() reported max_turns={turns!r:.20}, but the source says {info.max_turns}",
+            exc_type="MetadataMismatch",
+        )
+    if not isinstance(turns, int) or not 1 <= turns <= budget.max_turns_limit:
+        raise EnvCodeError(
+            f"max_turns is {turns!r:.20}; use 1 to {budget.max_turns_limit}",
+            exc_type="MetadataMismatch",
+        )
 
 
 def _load_reason(exc: SandboxError) -> str:
@@ -227,16 +247,10 @@ def _load_reason(exc: SandboxError) -> str:
     return f"loading crashed the sandbox: {exc}"
 
 
-def _crash_reason(name: str, exc: SandboxError, budget: Budget) -> str:
-    if isinstance(exc, SandboxTimeout):
-        return (
-            f"the {name} check did not finish within {budget.check_timeout:g} s: some call "
-            "never returns or is far too slow; keep every call under "
-            f"{budget.call_seconds:g} s"
-        )
-    if isinstance(exc, SandboxCrashed):
-        return f"the environment crashed the sandbox during the {name} check: {exc}"
-    return f"the {name} check failed in the sandbox: {exc}"
+def _crash_reason(name: str, exc: SandboxError) -> str:
+    if isinstance(exc, EnvCodeError):
+        return f"the {name} check could not open the environment: {exc}"
+    return f"the environment crashed the sandbox during the {name} check: {exc}"
 
 
 # ----- conveniences ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-# expect: check_env
+# expect: determinism
 """Gymnasium-style env whose reset never calls super().reset(seed=seed) but draws from np_random."""
 
 from __future__ import annotations

@@ -1,0 +1,208 @@
+"""The environment under validation, seen from the validating process.
+
+Its code runs only in sandbox workers, which execute its methods and nothing else;
+every call crosses the wire and comes back checked by the sandbox's proxies. A
+:class:`Subject` hands the checks fresh instances in two workers:
+
+- the *main* worker, where ``solution()`` and ``hint()`` may be called;
+- the *clean* worker, where ``solution()`` is never called, so an environment that
+  wins only after its own solution was computed in the same process (peeking) loses
+  there, and one that draws a per-process salt at import differs there.
+
+Time is measured here too: the CPU a call used is read from the worker's ``/proc``
+entry (the environment cannot forge it), and every call has a wall-clock limit, so
+a sleeping environment cannot stretch a check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..error import SandboxError, SandboxTimeout
+from ..sandbox import SandboxConfig, SandboxedEnv, SandboxedGame
+from ..sandbox.process import Worker
+from .budget import Budget
+
+__all__ = ["CheckFailed", "Subject", "TooSlow"]
+
+
+class CheckFailed(Exception):
+    """A check's verdict, raised from deep inside it."""
+
+
+class TooSlow(CheckFailed):
+    """A call ran past its wall-clock or CPU limit: the environment is rejected now."""
+
+
+class Subject:
+    """Sandboxed instances of one environment, opened on demand by the checks.
+
+    Args:
+        open_worker: Starts a worker with the module loaded; returns it and the load
+            metadata (already checked by the sandbox).
+        config: The sandbox configuration of those workers.
+        budget: The validation budget (per-call CPU limit, per-check wall limit).
+        is_game: The class is a ``TextGame`` (checks play seat 0 as a single agent).
+        has_hint: The class defines ``hint()`` (SPADE-format classes may not).
+    """
+
+    def __init__(
+        self,
+        open_worker: Callable[[], tuple[Worker, dict[str, Any]]],
+        config: SandboxConfig,
+        budget: Budget,
+        *,
+        is_game: bool,
+        has_hint: bool,
+    ):
+        self._open_worker = open_worker
+        self.config = config
+        self.budget = budget
+        self.is_game = is_game
+        self.has_hint = has_hint
+        self.meta: dict[str, Any] = {}
+        self._workers: dict[str, Worker] = {}
+        self._deadline = float("inf")
+        self._check = ""
+        #: Set when a call never returned: every later check is skipped with this reason.
+        self.fatal = ""
+        self.workers_started = 0
+
+    # ----- lifecycle -------------------------------------------------------------------------
+    def begin(self, check: str) -> None:
+        """Start timing ``check`` against the budget's per-check wall-clock limit."""
+        self._check = check
+        self._deadline = time.monotonic() + self.budget.check_timeout
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
+    def adopt(self, worker: Worker, meta: dict[str, Any]) -> None:
+        """Use an already loaded worker as the main one."""
+        self._workers["main"] = worker
+        self.meta = dict(meta)
+
+    def _worker(self, role: str) -> Worker:
+        worker = self._workers.get(role)
+        if worker is None or not worker.alive:
+            if worker is not None:
+                worker.kill()
+            worker, meta = self._open_worker()
+            self.workers_started += 1
+            self._workers[role] = worker
+            self.meta = self.meta or dict(meta)
+        return worker
+
+    # ----- instances -------------------------------------------------------------------------
+    def env(self, *, clean: bool = False, opponent: str = "best") -> Guarded:
+        """A fresh single-agent instance (games: seat 0 against ``opponent``)."""
+        worker = self._worker("clean" if clean else "main")
+        seat = 0 if self.is_game else None
+        extra = self.call(worker, "renew", seat=seat, opponent=opponent)
+        if not isinstance(extra, dict):
+            raise CheckFailed("renew() returned malformed metadata")
+        meta = {**self.meta, **extra}
+        try:
+            proxy = SandboxedEnv(worker, meta, self.config)
+        except SandboxError as exc:
+            raise CheckFailed(str(exc)) from None
+        return Guarded(proxy, self, worker, clean=clean)
+
+    def game(self) -> SandboxedGame:
+        """A fresh whole game (for PettingZoo's ``api_test``); calls are wall-limited only."""
+        worker = self._worker("main")
+        self.call(worker, "renew", seat=None, opponent="best")
+        return SandboxedGame(worker, self.meta, self.config)
+
+    def claims(self, env: Guarded) -> dict[str, Any]:
+        """The environment's self-report about its episode (used only to reject)."""
+        answer = self.call(env.worker, "claims")
+        return answer if isinstance(answer, dict) else {}
+
+    # ----- timing ----------------------------------------------------------------------------
+    def call(self, worker: Worker, op: str, **args: Any) -> Any:
+        """One raw worker call under the call and check limits."""
+        return self.timed(worker, op, lambda: worker.call(op, timeout=self.call_limit(), **args))
+
+    def call_limit(self) -> float:
+        """Wall seconds the next call may take: the per-call limit, within the check's."""
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            self._fail_slow(
+                f"the {self._check} check did not finish within {self.budget.check_timeout:g} s; "
+                "some calls are far too slow"
+            )
+        return max(0.05, min(self.config.call_timeout, left))
+
+    def timed(self, worker: Worker, what: str, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` (one call to ``worker``), failing the check when it is too slow."""
+        before = worker.cpu_seconds()
+        try:
+            result = fn()
+        except SandboxTimeout:
+            self._fail_slow(
+                f"{what}() did not return within {self.config.call_timeout:g} s of wall-clock "
+                f"time (it hangs, sleeps or waits); keep every call under "
+                f"{self.budget.call_seconds:g} s"
+            )
+        after = worker.cpu_seconds()
+        if before is not None and after is not None and after - before > self.budget.call_seconds:
+            raise TooSlow(
+                f"{what}() took {after - before:.2f} s of CPU; keep every call under "
+                f"{self.budget.call_seconds:g} s"
+            )
+        return result
+
+    def _fail_slow(self, reason: str) -> None:
+        self.fatal = self.fatal or reason
+        raise TooSlow(reason)
+
+
+class Guarded:
+    """A sandboxed instance whose every call is timed by its :class:`Subject`.
+
+    An instance in the clean worker refuses ``solution()``: the checks must not call it
+    there, and this makes that a property of the code rather than of care.
+    """
+
+    def __init__(self, proxy: SandboxedEnv, subject: Subject, worker: Worker, *, clean: bool):
+        self.proxy = proxy
+        self.subject = subject
+        self.worker = worker
+        self.clean = clean
+        self.max_turns = proxy.max_turns
+        self.reward_range = proxy.reward_range
+        self.last_info: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.proxy, name)
+
+    def _limited(self, what: str, fn: Callable[[], Any]) -> Any:
+        self.worker.call_timeout = self.subject.call_limit()
+        return self.subject.timed(self.worker, what, fn)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observation, info = self._limited(
+            "reset", lambda: self.proxy.reset(seed=seed, options=options)
+        )
+        self.last_info = info
+        return observation, info
+
+    def step(self, action: str) -> Any:
+        result = self._limited("step", lambda: self.proxy.step(action))
+        self.last_info = result[4]
+        return result
+
+    def hint(self) -> str:
+        if not self.subject.has_hint:
+            raise CheckFailed("hint() was asked of an environment without one")
+        return self._limited("hint", self.proxy.hint)
+
+    def solution(self) -> list[str]:
+        if self.clean:
+            raise RuntimeError("the validator asked the clean worker for solution()")
+        return self._limited("solution", self.proxy.solution)
