@@ -73,9 +73,10 @@ def test_train_then_report(tmp_path, clean_env):
 
     report = runner.invoke(main, ["report", str(run)])
     assert report.exit_code == 0, report.output
-    assert "wrote 6 plots" in report.output
+    assert "wrote 7 plots" in report.output
     assert sorted(p.name for p in (run / "plots").iterdir()) == [
         "designer.png",
+        "failures.png",
         "losses.png",
         "regret.png",
         "returns.png",
