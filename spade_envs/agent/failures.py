@@ -19,6 +19,7 @@ print; :class:`AllPlaysFailedError` is what stops a run in which nothing was pla
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -191,12 +192,26 @@ def finite_reward(value: Any, env_id: str) -> float:
 
 
 def reward_range_top(env: Any) -> float:
-    """The top of ``env``'s reward range (a win is a return reaching it)."""
+    """The top of ``env``'s reward range (a win is a return reaching it).
+
+    Raises:
+        EnvContractError: The range is not two finite numbers, lowest first and apart: a
+            range like ``(0, 0)`` would make every play a win.
+    """
     try:
-        _low, top = env.reward_range
-        top = float(top)
+        values = tuple(env.reward_range)
+        if len(values) != 2 or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values
+        ):
+            raise TypeError(f"got {values!r:.80}")
+        low, top = (float(v) for v in values)
     except (TypeError, ValueError, OverflowError) as exc:
         raise EnvContractError(f"reward_range must be two numbers: {exc}") from None
+    if not (math.isfinite(low) and math.isfinite(top) and low < top):
+        raise EnvContractError(
+            f"reward_range must be two finite numbers, the lowest first, got ({low!r}, "
+            f"{top!r}): a win is a return reaching the top, so the range cannot be empty."
+        )
     return top
 
 

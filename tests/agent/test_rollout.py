@@ -291,6 +291,20 @@ def test_a_win_is_scored_never_claimed_in_info(registry, isolation, reward, clai
     assert row.win_rate == (1.0 if won else 0.0)
 
 
+@pytest.mark.parametrize("top", ["0.0", "float('inf')", "'1'"])
+def test_a_reward_range_that_would_make_every_play_a_win_ends_the_play(registry, top):
+    source = lying_env(0.0, True).replace(
+        "    max_turns = 1\n", f"    max_turns = 1\n    reward_range = (0.0, {top})\n"
+    )
+    target = EnvTarget("test/Empty-v1", source, "text")
+    config = RolloutConfig(isolation="none", trust_code=True, seed=0)
+    [episode] = RolloutEngine(ScriptedModel(), config).run(
+        [PlaySpec(target.env_id, 0, 0)], [target]
+    )
+    assert episode.outcome == "env_error" and not episode.won
+    assert "reward_range must be two" in episode.error
+
+
 def test_failure_counts_add_up_and_keep_the_first_failure():
     def played(outcome, ret=0.0, error=""):
         return Episode("e", 0, 0, False, "", "", "text", "", "m", outcome, ret, error=error)
