@@ -51,8 +51,12 @@ class SandboxConfig:
         extra_env: Extra environment variables for the worker (the rest is cleared).
         preload: Modules the worker imports before it drops privileges and installs
             seccomp (e.g. the validator's checks, which import Hypothesis).
-        read_only_paths: Extra paths the worker may read even inside a hidden home
-            directory (e.g. a cache the parent prepared).
+        read_only_paths: Extra paths the worker may read (bound read-only under
+            bubblewrap, which otherwise shows only the interpreter and this package).
+        insecure_no_isolation: Start workers even when neither bubblewrap nor seccomp is
+            in effect (only rlimits, a dropped uid when root). Untrusted code could then
+            read what this user reads and open sockets; off by default, and a worker
+            refuses to start without it (``SandboxUnavailable``) in that case.
     """
 
     bubblewrap: bool = True
@@ -75,6 +79,7 @@ class SandboxConfig:
     extra_env: dict[str, str] = field(default_factory=dict)
     preload: tuple[str, ...] = ()
     read_only_paths: tuple[str, ...] = ()
+    insecure_no_isolation: bool = False
 
     def __post_init__(self) -> None:
         for name in (

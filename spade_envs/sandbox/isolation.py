@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..error import SandboxUnavailable
 from .config import SandboxConfig
 
 __all__ = ["SandboxWarning", "Capabilities", "capabilities", "worker_command", "worker_environment"]
@@ -111,6 +112,21 @@ def effective_layers(config: SandboxConfig) -> dict[str, bool]:
     seccomp = config.seccomp and caps.seccomp
     if config.seccomp and not caps.seccomp:
         _warn_once("seccomp", f"no seccomp filter: {caps.seccomp_error}")
+    if not bubblewrap and not seccomp and not config.insecure_no_isolation:
+        missing = "; ".join(
+            reason
+            for wanted, have, reason in (
+                (config.bubblewrap, caps.bubblewrap, caps.bubblewrap_error or "switched off"),
+                (config.seccomp, caps.seccomp, caps.seccomp_error or "switched off"),
+            )
+            if not (wanted and have)
+        )
+        raise SandboxUnavailable(
+            "Refusing to run untrusted environment code: neither bubblewrap nor seccomp is "
+            f"in effect ({missing}). Install them (Debian/Ubuntu: apt-get install bubblewrap "
+            "libseccomp2; pip install pyseccomp), or pass "
+            "SandboxConfig(insecure_no_isolation=True) to run with resource limits only."
+        )
     return {
         "bubblewrap": bubblewrap,
         "seccomp": seccomp,

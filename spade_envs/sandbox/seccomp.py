@@ -69,6 +69,7 @@ ALLOWED: dict[str, str] = {
     "rt_sigreturn": "returning from a signal handler",
     "sigaltstack": "faulthandler",
     "tgkill": "raising a signal in this process only (an argument rule)",
+    "kill": "os.kill of this process only (an argument rule)",
     # time
     "clock_gettime": "time.time and time.monotonic",
     "clock_getres": "time.get_clock_info",
@@ -143,7 +144,6 @@ DENIED_PROBES: dict[str, str] = {
     "chroot": "mounts",
     "unshare": "namespaces",
     "setns": "namespaces",
-    "kill": "signalling other processes",
     "setuid": "privilege changes",
     "setresuid": "privilege changes",
     "setgid": "privilege changes",
@@ -190,6 +190,7 @@ def build_filter(pid: int | None = None, *, writable_files: bool = False) -> Any
         "openat": [(sc.Arg(2, sc.MASKED_EQ, _WRITE_FLAGS, 0),) if read_only else ()],
         "ioctl": [(sc.Arg(1, sc.EQ, request),) for request in _IOCTLS],
         "tgkill": [(sc.Arg(0, sc.EQ, pid),)],
+        "kill": [(sc.Arg(0, sc.EQ, pid),)],
         # prlimit64(0, resource, NULL, old): read this process's own limit, set nothing.
         "prlimit64": [(sc.Arg(0, sc.EQ, 0), sc.Arg(2, sc.EQ, 0))],
     }

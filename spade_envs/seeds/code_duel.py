@@ -55,7 +55,8 @@ class CodeDuel(TextGame):
             self.ops = [INSTRUCTIONS[0]] + [INSTRUCTIONS[i] for i in chosen]
             self.left = self._solve()
             after = [self.left[r] % 2 for r in self._results(self.start)]
-            if self.left[self.start] % 2 and any(after):  # won, and a careless move loses
+            # Won, a careless move loses, and no single instruction repeated wins.
+            if self.left[self.start] % 2 and any(after) and not self._repeating_wins():
                 break
         self.x = self.start
         self.program = [(f"x = {self.start}", "start")]
@@ -72,6 +73,24 @@ class CodeDuel(TextGame):
             winning = [m for m in after if m % 2 == 0]
             left[v] = 1 + (min(winning) if winning else max(after))
         return left
+
+    def _repeating_wins(self) -> bool:
+        """Whether playing one instruction every turn beats the best opponent from the start
+        (such a game needs no tracing at all)."""
+        for _, op in self.ops:
+            self.x, mover = self.start, 0
+            for _ in range(self.max_turns):
+                if mover == 0 and op(self.x) <= self.target:
+                    self.x = op(self.x)
+                elif mover == 1:
+                    text = self.best_move("")
+                    self.x = next(o for t, o in self.ops if t == text)(self.x)
+                if self.x == self.target:
+                    if mover == 0:
+                        return True
+                    break
+                mover = 1 - mover
+        return False
 
     def _results(self, v: int) -> list[int]:
         """Values of x that the legal instructions make from x == v."""

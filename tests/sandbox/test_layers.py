@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -15,8 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from spade_envs.error import SandboxCrashed, SandboxTimeout
-from spade_envs.sandbox import SandboxConfig, SandboxWarning, WorkerPool, isolation, open_env
+from spade_envs.error import SandboxCrashed, SandboxTimeout, SandboxUnavailable
+from spade_envs.sandbox import (
+    SandboxConfig,
+    SandboxWarning,
+    WorkerPool,
+    isolation,
+    open_env,
+    open_seed,
+)
 from spade_envs.sandbox.isolation import WORKER_UID_BASE, worker_uid
 
 from .conftest import (
@@ -28,7 +36,14 @@ from .conftest import (
     requires_seccomp,
 )
 
-NOTHING = dataclasses.replace(TIGHT, bubblewrap=False, drop_uid=False, seccomp=False, rlimits=False)
+NOTHING = dataclasses.replace(
+    TIGHT,
+    bubblewrap=False,
+    drop_uid=False,
+    seccomp=False,
+    rlimits=False,
+    insecure_no_isolation=True,  # each layer is tested alone: the others are off on purpose
+)
 
 
 def run_step(config: SandboxConfig, code: str) -> str:
@@ -196,21 +211,29 @@ def test_missing_layers_are_announced_once_and_loudly(monkeypatch):
     monkeypatch.setattr(isolation, "capabilities", lambda: fake)
     monkeypatch.setattr(isolation, "_warned", set())
     with pytest.warns(SandboxWarning) as record:
-        layers = isolation.effective_layers(SandboxConfig())
+        layers = isolation.effective_layers(SandboxConfig(insecure_no_isolation=True))
     messages = sorted(str(w.message) for w in record)
     assert messages[0].startswith("SANDBOX WEAKENED: no bubblewrap: bwrap is not installed")
     assert messages[1].startswith("SANDBOX WEAKENED: no seccomp filter: no libseccomp")
     assert layers == {"bubblewrap": False, "seccomp": False, "drop_uid": fake.root, "rlimits": True}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        isolation.effective_layers(SandboxConfig())  # said once already: silent now
-    # And the weakened worker still runs, with what is left.
-    assert run_step(SandboxConfig(memory_mb=512), 'return "alive", 0.0, False') == "alive"
+        isolation.effective_layers(SandboxConfig(insecure_no_isolation=True))  # said once: silent
+    # With neither bubblewrap nor seccomp, untrusted code is refused unless asked for by name...
+    with pytest.raises(SandboxUnavailable, match=r"neither bubblewrap nor seccomp.*insecure_no"):
+        isolation.effective_layers(SandboxConfig())
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        run_step(SandboxConfig(memory_mb=512), 'return "alive", 0.0, False')
+    # ...and then the weakened worker still runs, with what is left.
+    weak = SandboxConfig(memory_mb=512, insecure_no_isolation=True)
+    assert run_step(weak, 'return "alive", 0.0, False') == "alive"
 
 
 def test_trusted_mode_runs_in_process():
     env = open_env(
-        env_source(step="return str(os.getpid()), 0.0, False", header="import os"), isolation="none"
+        env_source(step="return str(os.getpid()), 0.0, False", header="import os"),
+        isolation="none",
+        trust_code=True,
     )
     env.reset(seed=0)
     assert env.step("x")[0] == str(os.getpid())
@@ -223,19 +246,100 @@ def test_config_is_checked():
         SandboxConfig(call_timeout=0)
 
 
-def test_paths_under_overlaid_directories_are_bound_back_traversably():
-    args = isolation._rebind_inside(
-        "/tmp", ["/tmp/ci/repo", "/tmp/ci/repo/.venv/lib", "/tmp/other", "/usr/lib"]
-    )
+def test_parents_of_a_bind_are_created_traversable():
+    made = {"/", "/tmp"}
+    args = isolation._bind_with_parents("/tmp/ci/repo/.venv", made)
     assert args == [
-        "--perms",
-        "0755",
-        "--dir",
-        "/tmp/ci",
-        "--ro-bind",
-        "/tmp/ci/repo",
-        "/tmp/ci/repo",
-        "--ro-bind",
-        "/tmp/other",
-        "/tmp/other",
-    ]
+        "--perms", "0755", "--dir", "/tmp/ci",
+        "--perms", "0755", "--dir", "/tmp/ci/repo",
+        "--ro-bind", "/tmp/ci/repo/.venv", "/tmp/ci/repo/.venv",
+    ]  # fmt: skip
+    assert isolation._bind_with_parents("/tmp/ci/repo/spade_envs", made)[:1] == ["--ro-bind"]
+
+
+def test_only_the_interpreter_and_the_package_are_bound(tmp_path, monkeypatch):
+    """Not sys.path as a whole: its first entry is the launching script's directory."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    needed = isolation.needed_paths(SandboxConfig())
+    assert str(tmp_path) not in needed
+    import spade_envs
+
+    package = os.path.dirname(os.path.realpath(spade_envs.__file__))
+    assert package in needed and os.path.dirname(package) not in needed
+    assert os.path.realpath(sys.base_prefix) in needed or any(
+        os.path.realpath(sys.base_prefix).startswith(p + os.sep) for p in needed
+    )
+
+
+@requires_bwrap
+def test_the_launching_directory_and_homes_are_invisible(tmp_path, monkeypatch):
+    secret = tmp_path / ".env"
+    secret.write_text("TOKEN=hunter2")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = attempt(f"open({str(secret)!r}).read()")
+    assert run_step(TIGHT, code) == "FileNotFoundError"
+    assert run_step(TIGHT, attempt("open('/root/.bashrc').read()")) == "FileNotFoundError"
+    for socket_dir in ("/run/postgresql", "/var/run/postgresql"):
+        assert run_step(TIGHT, attempt(f"os.listdir({socket_dir!r}) or 1/0")) in (
+            "FileNotFoundError",
+            "ZeroDivisionError",  # the directory exists (an empty tmpfs) and lists nothing
+        )
+
+
+@requires_seccomp
+def test_the_seccomp_filter_is_an_allow_list_that_denies_each_probe():
+    """The filter, dumped as PFC text, allows only the documented system calls; each
+    call in DENIED_PROBES, made for real through ctypes in a worker, fails with EPERM."""
+    import pyseccomp
+
+    from spade_envs.sandbox import seccomp
+
+    with tempfile.TemporaryFile("w+") as dump:
+        seccomp.build_filter().export_pfc(dump)
+        dump.seek(0)
+        pfc = dump.read()
+    assert "action ERRNO(1);" in pfc  # the default: everything not listed fails with EPERM
+    arch = pyseccomp.system_arch()
+    numbers = {}
+    for name in seccomp.DENIED_PROBES:
+        try:
+            numbers[name] = pyseccomp.resolve_syscall(arch, name)
+        except Exception:
+            continue  # not a system call on this architecture
+        assert name not in seccomp.ALLOWED
+        assert f"# filter for syscall \"{name}\"" not in pfc, f"{name} has a rule"
+    assert {"socket", "io_uring_setup", "clone", "execve", "ptrace", "bpf"} <= set(numbers)
+    code = attempt(
+        "import ctypes, json\n"
+        "            libc = ctypes.CDLL(None, use_errno=True)\n"
+        "            out = {}\n"
+        f"            for name, nr in {numbers!r}.items():\n"
+        "                result = libc.syscall(nr, 0, 0, 0, 0, 0)\n"
+        "                out[name] = (result, ctypes.get_errno())\n"
+        "            return json.dumps(out), 0.0, False"
+    )
+    config = dataclasses.replace(TIGHT, bubblewrap=False)  # seccomp alone must deny them
+    result = json.loads(run_step(config, code))
+    denied = {name: value for name, value in result.items() if value == [-1, 1]}
+    assert denied == result, {k: v for k, v in result.items() if k not in denied}
+
+
+def test_a_worker_that_cannot_start_says_why():
+    config = dataclasses.replace(TIGHT, preload=("no_such_module_for_the_worker",))
+    with pytest.raises(SandboxCrashed, match=r"(?s)failed to start.*No module named 'no_such_m"):
+        with WorkerPool(config, size=0) as pool:
+            pool.acquire()
+
+
+@requires_root
+def test_without_bubblewrap_as_root_with_python_under_root():
+    """The bare-machine case: as root, no bubblewrap, the interpreter under /root (pyenv,
+    conda). The worker drops its uid only after every import."""
+    config = dataclasses.replace(TIGHT, bubblewrap=False)
+    with WorkerPool(config, size=0) as pool:
+        env = open_seed("NumberGuess", pool=pool)
+        env.reset(seed=3)
+        assert env.isolation["uid"] >= WORKER_UID_BASE and env.isolation["seccomp"] is True
+        assert env.step(env.solution()[0])[0]
+        env.close()

@@ -86,7 +86,7 @@ def test_validate_many_reports_progress_in_input_order():
     seen = []
     sources = [seed_source("NumberGuess"), "x = 1\n", seed_source("Kayles")]
     reports = validate_many(sources, budget="fast", progress=lambda d, t, r: seen.append((d, t)))
-    assert [r.passed for r in reports] == [True, False, True]
+    assert [r.passed for r in reports] == [True, False, True], [r.feedback() for r in reports]
     assert sorted(seen) == [(1, 3), (2, 3), (3, 3)]
 
 
