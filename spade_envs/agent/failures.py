@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from ..core.terminal import terminal_safe
 from ..error import (
     EnvContractError,
     SandboxBroken,
@@ -95,10 +96,7 @@ def play_failure(episode: Any) -> str | None:
 
 def _printable(text: str, limit: int = 400) -> str:
     """One line, control characters escaped (environment text goes to a terminal), cut."""
-    text = "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
-    )
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return terminal_safe(text, one_line=True, limit=limit)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def _expect(condition: bool, op: str, what: str) -> None:
         raise EnvCodeError(f"{op}() returned {what}", exc_type="ReturnTypeError")
 
 
-def _number(value: Any, op: str, what: str) -> float:
+def finite_number(value: Any, op: str, what: str) -> float:
     """``value`` as a finite float, or an :class:`EnvCodeError` naming ``op``.
 
     JSON integers are unbounded (``10**4000`` parses), so the conversion itself can
@@ -61,7 +61,7 @@ def _number(value: Any, op: str, what: str) -> float:
     return number
 
 
-def _metadata(meta: Any) -> dict[str, Any]:
+def checked_metadata(meta: Any) -> dict[str, Any]:
     """Check the metadata a worker sent at load time; forged fields fail this env only."""
     _expect(isinstance(meta, dict), "load", "metadata that is not a dict")
     for key in ("name", "kind", "skill", "description"):
@@ -78,7 +78,7 @@ def _metadata(meta: Any) -> dict[str, Any]:
         "load",
         "a reward_range that is not (low, high)",
     )
-    low, high = (_number(x, "load", "reward_range bound") for x in reward_range)
+    low, high = (finite_number(x, "load", "reward_range bound") for x in reward_range)
     _expect(low <= high, "load", f"a reward_range with low > high ({low:g}, {high:g})")
     knobs = meta.get("knobs", {})
     _expect(isinstance(knobs, dict), "load", "knobs that are not a dict")
@@ -102,7 +102,7 @@ class _Remote:
     """What both proxies share: the worker, metadata and checked calls."""
 
     def _attach(self, worker: Worker, meta: dict[str, Any], config: SandboxConfig) -> None:
-        meta = _metadata(meta)
+        meta = checked_metadata(meta)
         self._worker = worker
         self.config = config
         self.env_metadata = meta
@@ -116,7 +116,7 @@ class _Remote:
 
     def _reward(self, value: Any, op: str) -> float:
         """A reward: a finite number inside the declared ``reward_range``."""
-        reward = _number(value, op, "reward")
+        reward = finite_number(value, op, "reward")
         low, high = self.reward_range
         if not low - 1e-9 <= reward <= high + 1e-9:
             raise EnvCodeError(
@@ -296,7 +296,7 @@ class SandboxedGame(_Remote, AECEnv):
                 "non-boolean terminations",
             )
             self.rewards[agent] = self._reward(self.rewards[agent], op)
-            self._cumulative_rewards[agent] = _number(
+            self._cumulative_rewards[agent] = finite_number(
                 self._cumulative_rewards[agent], op, "cumulative reward"
             )
 
@@ -435,7 +435,7 @@ def open_env(
         worker.kill()
         raise
     try:
-        meta = _metadata(meta)
+        meta = checked_metadata(meta)
     except SandboxError:
         worker.kill()
         raise

@@ -19,6 +19,7 @@ from gymnasium.vector.utils import batch_space
 from ..core.spaces import DEFAULT_ACTION_LENGTH, UnicodeText
 from ..error import EnvCodeError, SandboxError, SpadeError
 from .config import SandboxConfig
+from .env import checked_metadata, finite_number
 from .pool import WorkerPool, default_pool
 from .process import Worker
 
@@ -84,13 +85,19 @@ class SandboxVectorEnv(VectorEnv):
         except BaseException:
             self.close_extras()
             raise
-        if not isinstance(meta, dict) or meta.get("kind") == "game":
+        try:
+            meta = checked_metadata(meta)
+        except SandboxError:
+            self.close_extras()
+            raise
+        if meta.get("kind") == "game":
             self.close_extras()
             raise SpadeError(
                 "SandboxVectorEnv runs text and tool environments; for a game, wrap one seat "
                 "(open_env(..., seat=0)) instead."
             )
         self.env_metadata = meta
+        self.reward_range = meta["reward_range"]
         self.single_observation_space = UnicodeText(self.config.max_observation_chars)
         self.single_action_space = UnicodeText(DEFAULT_ACTION_LENGTH)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -145,6 +152,8 @@ class SandboxVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         observations = []
         for i, row in enumerate(rows):
+            if _failed(row):
+                raise EnvCodeError(f"reset() of copy {i} raised {_failure(row)}")
             if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], dict)):
                 raise EnvCodeError("reset() returned something other than (obs, info)")
             observations.append(self._check_text(row[0], "reset"))
@@ -152,6 +161,10 @@ class SandboxVectorEnv(VectorEnv):
         return tuple(observations), infos
 
     def step(self, actions: Any):
+        """Step every copy. A copy whose code raised or answered values of the wrong kind
+        ends its episode alone (truncated, reward 0, ``info["sandbox_error"]`` says why)
+        and starts a new one on its next step; a worker that died or hung still fails
+        the whole call, since every copy it hosted is gone."""
         actions = [a if isinstance(a, str) else str(a) for a in actions]
         if len(actions) != self.num_envs:
             raise SpadeError(f"step got {len(actions)} actions for {self.num_envs} envs.")
@@ -161,21 +174,41 @@ class SandboxVectorEnv(VectorEnv):
         terminations = np.zeros(self.num_envs, dtype=np.bool_)
         truncations = np.zeros(self.num_envs, dtype=np.bool_)
         for i, row in enumerate(rows):
-            if not (isinstance(row, list) and len(row) == 5):
-                raise EnvCodeError("step() returned something other than a 5-tuple")
-            observation, reward, terminated, truncated, info = row
-            if not (
-                isinstance(reward, (int, float))
-                and isinstance(terminated, bool)
-                and isinstance(truncated, bool)
-                and isinstance(info, dict)
-            ):
-                raise EnvCodeError("step() returned values of the wrong types")
-            observations.append(self._check_text(observation, "step"))
+            try:
+                observation, reward, terminated, truncated, info = self._step_row(row)
+            except EnvCodeError as exc:
+                observation, reward, terminated, truncated = "", 0.0, False, True
+                info = {"sandbox_error": str(exc)}
+            observations.append(observation)
             rewards[i], terminations[i], truncations[i] = reward, terminated, truncated
             infos = self._add_info(infos, info, i)
         return tuple(observations), rewards, terminations, truncations, infos
 
+    def _step_row(self, row: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if _failed(row):
+            raise EnvCodeError(f"step() raised {_failure(row)}")
+        if not (isinstance(row, list) and len(row) == 5):
+            raise EnvCodeError("step() returned something other than a 5-tuple")
+        observation, reward, terminated, truncated, info = row
+        if not (isinstance(terminated, bool) and isinstance(truncated, bool)):
+            raise EnvCodeError("step() returned terminated/truncated flags that are not booleans")
+        if not isinstance(info, dict):
+            raise EnvCodeError("step() returned info that is not a dict")
+        reward = finite_number(reward, "step", "reward")
+        low, high = self.reward_range
+        if not low - 1e-9 <= reward <= high + 1e-9:
+            raise EnvCodeError(f"step() returned reward {reward:g}, outside ({low:g}, {high:g})")
+        return self._check_text(observation, "step"), reward, terminated, truncated, info
+
     def close_extras(self, **kwargs: Any) -> None:
         for worker, _ in getattr(self, "_slices", []):
             worker.close()
+
+
+def _failed(row: Any) -> bool:
+    return isinstance(row, dict) and isinstance(row.get("error"), dict)
+
+
+def _failure(row: dict[str, Any]) -> str:
+    error = row["error"]
+    return f"{str(error.get('type', 'Error'))[:100]}: {str(error.get('message', ''))[:400]}"

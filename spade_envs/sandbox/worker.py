@@ -171,22 +171,38 @@ class _Host:
     # ----- several copies, stepped as one batch (SandboxVectorEnv) --------------------------
     def vector_reset(self, seeds: list, options: dict | None = None) -> Any:
         self._ended = [False] * len(self.envs)
-        return [list(env.reset(seed=seed, options=options)) for env, seed in zip(self.envs, seeds)]
+        return [
+            self._guarded(lambda env=env, seed=seed: list(env.reset(seed=seed, options=options)))
+            for env, seed in zip(self.envs, seeds)
+        ]
 
     def vector_step(self, actions: list) -> Any:
         """Step every copy; a copy whose episode ended last time is reset instead
-        (Gymnasium's next-step autoreset), with reward 0 and both flags False."""
+        (Gymnasium's next-step autoreset), with reward 0 and both flags False. A copy
+        whose code raised answers ``{"error": ...}`` and is reset on its next step."""
         results = []
         for i, (env, action) in enumerate(zip(self.envs, actions)):
             if self._ended[i]:
-                observation, info = env.reset()
                 self._ended[i] = False
-                results.append([observation, 0.0, False, False, info])
+                row = self._guarded(lambda env=env: [*env.reset(), None])
+                if isinstance(row, list):
+                    row = [row[0], 0.0, False, False, row[1]]
+                else:
+                    self._ended[i] = True
+                results.append(row)
                 continue
-            result = list(env.step(action))
-            self._ended[i] = bool(result[2] or result[3])
-            results.append(result)
+            row = self._guarded(lambda env=env, action=action: list(env.step(action)))
+            self._ended[i] = not isinstance(row, list) or bool(row[2] or row[3])
+            results.append(row)
         return results
+
+    @staticmethod
+    def _guarded(call: Any) -> Any:
+        """One copy's answer, or its error: one failing copy does not end the batch."""
+        try:
+            return call()
+        except Exception as exc:
+            return {"error": _describe(exc)}
 
     # ----- games ----------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
