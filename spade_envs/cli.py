@@ -80,16 +80,57 @@ def list_seeds(skill: str | None, kind: str | None, as_json: bool) -> None:
     click.echo(f"{len(metas)} environment(s)")
 
 
+_TRUST_HELP = (
+    "DANGER: run code that is not a packaged seed in THIS process, as you, with no "
+    "sandbox (it can read your files, keys and network). Only for code you wrote or "
+    "reviewed yourself."
+)
+
+
+def _is_file(name: str) -> bool:
+    return name.endswith(".py") or "/" in name or "\\" in name
+
+
+def _read_source(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"Cannot read {path}: {exc}") from exc
+
+
 @main.command("info")
 @click.argument("name")
 @click.option("--source", is_flag=True, help="Also print the environment's source code.")
-def info(name: str, source: bool) -> None:
+@click.option(
+    "--trust-code",
+    is_flag=True,
+    help="For a .py file that is not a seed: load it in this process to show its knobs and "
+    "tools too. " + _TRUST_HELP,
+)
+def info(name: str, source: bool, trust_code: bool) -> None:
     """Show what is known about one environment (NAME: a seed name or a .py path).
+
+    A file is read without running it (name, kind, skill, description, max_turns from
+    its source), unless it is a packaged seed's code or --trust-code is given.
 
     \b
     Example:
       spade-envs info Mastermind --source
     """
+    from .seeds import is_seed_source
+
+    text = _read_source(name) if _is_file(name) else None
+    if text is not None and not (trust_code or is_seed_source(text)):
+        from .validation.static import static_metadata
+
+        meta = static_metadata(text, origin="imported")
+        for key in ("name", "kind", "skill", "description", "max_turns"):
+            click.echo(f"{key:>12}: {getattr(meta, key)}")
+        click.echo(f"{'':>12}  (read without running it; --trust-code loads it for knobs/tools)")
+        if source:
+            click.echo("")
+            click.echo(text)
+        return
     cls = resolve(name)
     meta = describe(cls)
     for key, value in meta.to_dict().items():
@@ -98,7 +139,7 @@ def info(name: str, source: bool) -> None:
         import inspect
 
         click.echo("")
-        click.echo(inspect.getsource(sys.modules[cls.__module__]))
+        click.echo(text if text is not None else inspect.getsource(sys.modules[cls.__module__]))
 
 
 @main.command("validate")
@@ -211,9 +252,11 @@ def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
     type=click.Choice(["auto", "sandbox", "none"]),
     default="auto",
     show_default=True,
-    help="auto: .py files run in the sandbox, shipped seeds in-process; "
-    "sandbox/none force one or the other.",
+    help="auto: .py files and registry IDs run in the sandbox, shipped seeds in-process; "
+    "sandbox forces the sandbox; none runs in this process, which for anything but a "
+    "packaged seed's exact code also needs --trust-code.",
 )
+@click.option("--trust-code", is_flag=True, help="With --isolation none: " + _TRUST_HELP)
 def play(
     name: str,
     seed: int | None,
@@ -223,8 +266,9 @@ def play(
     opponent: str,
     knob_pairs: tuple[str, ...],
     isolation: str,
+    trust_code: bool,
 ) -> None:
-    """Play an environment in the terminal (NAME: a seed name or a .py path).
+    """Play an environment in the terminal (NAME: a seed name, a .py path or a registry ID).
 
     Type an action per line. Commands: :hint shows the hint, :solution shows the
     reference solution, :reset starts over, :quit ends. With --auto (or with actions
@@ -236,8 +280,11 @@ def play(
       spade-envs play Nim --seed 1 --auto solution
       printf '50\\n75\\n' | spade-envs play NumberGuess --seed 3
       spade-envs play ./my_env.py --auto solution   # sandboxed
+      spade-envs play spade/MyEnv-v2 --seed 1       # from the registry, sandboxed
     """
-    env, title = _open_for_play(name, _parse_knobs(knob_pairs), seat, opponent, isolation)
+    env, title = _open_for_play(
+        name, _parse_knobs(knob_pairs), seat, opponent, isolation, trust_code
+    )
     observation, _ = env.reset(seed=seed)
     interactive = auto is None and sys.stdin.isatty()
     seed_text = "a random seed" if seed is None else f"seed {seed}"
@@ -285,23 +332,67 @@ def play(
 
 
 def _open_for_play(
-    name: str, knobs: dict[str, Any], seat: int, opponent: str, isolation: str
+    name: str,
+    knobs: dict[str, Any],
+    seat: int,
+    opponent: str,
+    isolation: str,
+    trust_code: bool = False,
 ) -> tuple[Any, str]:
-    """The env to play (games: one seat of it) and its display name."""
-    is_file = name.endswith(".py") or "/" in name
+    """The env to play (games: one seat of it) and its display name.
+
+    Raises:
+        UntrustedCodeError: ``isolation="none"`` for a file or registry ID that is not a
+            packaged seed's exact code, without ``trust_code``.
+    """
+    from .registry.ids import NAMESPACE
+
+    is_id = name.startswith(f"{NAMESPACE}/") and not Path(name).exists()
+    is_file = not is_id and _is_file(name)
+    if is_id:
+        from .registry.gym_ids import make_env
+
+        mode = "none" if isolation == "none" else "sandbox"
+        env = make_env(
+            name, isolation=mode, seat=seat, opponent=opponent, trust_code=trust_code, **knobs
+        )
+        return _announce(env), name
     if isolation == "sandbox" or (isolation == "auto" and is_file):
         from .sandbox import open_file, open_seed
 
         opener = open_file if is_file else open_seed
         # Games come back as one seat (GameSeatEnv inside the worker).
         env = opener(name, knobs=knobs, seat=seat, opponent=opponent)
-        layers = ", ".join(k for k, v in env.isolation.items() if v is True)
-        click.secho(f"[sandboxed: {layers}]", fg="green")
-        return env, env.name
-    env = resolve(name)(**knobs)
+        return _announce(env), env.name
+    if is_file:
+        from .sandbox import open_env
+
+        # Refused unless the file is a packaged seed's exact code or --trust-code is given.
+        env = open_env(
+            _read_source(name),
+            filename=name,
+            knobs=knobs,
+            seat=seat,
+            opponent=opponent,
+            isolation="none",
+            trust_code=trust_code,
+        )
+        game = getattr(env, "game", env)
+        return env, type(game).__name__
+    env = resolve(name)(**knobs)  # a packaged seed, by name: trusted
     if isinstance(env, TextGame):
         return GameSeatEnv(env, seat=seat, opponent=opponent), type(env).__name__
     return env, type(env).__name__
+
+
+def _announce(env: Any) -> Any:
+    """Say which sandbox layers hold ``env`` (nothing for an in-process env)."""
+    layers = getattr(env, "isolation", None)
+    if isinstance(layers, dict):
+        click.secho(
+            f"[sandboxed: {', '.join(k for k, v in layers.items() if v is True)}]", fg="green"
+        )
+    return env
 
 
 def _auto_actions(env: Any, auto: str, seed: int | None) -> list[str]:

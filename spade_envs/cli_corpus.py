@@ -1,4 +1,5 @@
-"""The corpus commands of ``spade-envs``: browse, search, register, retire, export, import.
+"""The corpus commands of ``spade-envs``: browse, search, register, retire, export, import,
+revalidate.
 
 They work on the registry at ``SPADE_REGISTRY_URL`` (else a SQLite file in the
 user's data directory); ``cli.py`` adds them to the main command group, which turns
@@ -18,7 +19,8 @@ from .core.metadata import KINDS
 
 __all__ = ["CORPUS_COMMANDS"]
 
-_STATUSES = ("candidate", "validated", "rejected", "retired")
+_STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
+_BUDGETS = ("fast", "default", "thorough")
 _ORIGINS = ("seed", "designer", "imported")
 
 
@@ -201,6 +203,14 @@ def register(file: str, budget: str, origin: str) -> None:
         source = Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise click.UsageError(f"Cannot read {file}: {exc}") from exc
+    try:
+        early = static_metadata(source, origin=origin)
+    except Exception:  # no class to name: the validator reports why
+        early = None
+    if early is not None:
+        from .registry.trust import check_seed_name
+
+        check_seed_name(early.name, source)  # before spending a validation on it
     with Validator(budget, pool_size=1) as validator:
         report = validator.validate(source, filename=file)
     if not report.passed:
@@ -259,25 +269,81 @@ def export(out: str, fmt: str, status: str | None) -> None:
     help="Default: guessed from PATH. spade-pool: a directory of game_*.py files written "
     "by the SPADE code.",
 )
-def import_(path: str, fmt: str | None) -> None:
-    """Import environments: each is registered (identical code is skipped).
+@click.option(
+    "--budget",
+    type=click.Choice(_BUDGETS),
+    default="default",
+    show_default=True,
+    help="Validation budget for the imported versions.",
+)
+@click.option(
+    "--no-validate",
+    is_flag=True,
+    help="Do not validate: store the versions 'unvalidated' (gym.make then warns; "
+    "`spade-envs revalidate` validates them later).",
+)
+def import_(path: str, fmt: str | None, budget: str, no_validate: bool) -> None:
+    """Import environments: each new version is validated, then registered.
 
-    A malformed file imports nothing. In a spade-pool, files that cannot be
-    imported are listed and skipped.
+    Nothing in the file is trusted: status, kind, skill and max_turns are not read
+    from it (they come from each source), and every new version is validated in the
+    sandbox in parallel: passed ones are stored 'validated', failed ones 'rejected'
+    (with the report; `spade-envs show ID` says why). Identical code is skipped. A
+    malformed file imports nothing; versions that cannot be stored (no environment
+    class, a seed's name on other code, in a spade-pool also links, FIFOs and devices)
+    are listed and skipped.
 
     \b
     Examples:
       spade-envs import corpus.jsonl
-      spade-envs import ./spare_games --format spade-pool
+      spade-envs import ./spare_games --format spade-pool --budget fast
+      spade-envs import big.parquet --no-validate
     """
     from .registry.formats import import_corpus
 
     if not Path(path).exists():
         raise click.UsageError(f"{path} does not exist.")
-    result = import_corpus(_registry(), path, fmt)
+    result = import_corpus(
+        _registry(), path, fmt, validate=not no_validate, budget=budget, progress=True
+    )
     for problem in result.problems:
         click.echo(f"skipped: {problem}", err=True)
     click.echo(result.summary())
+    if no_validate and result.imported:
+        click.echo("not validated: run `spade-envs revalidate --status unvalidated` to validate.")
+
+
+@click.command("revalidate")
+@click.argument("env_ids", nargs=-1)
+@click.option(
+    "--status",
+    type=click.Choice(_STATUSES),
+    help="Also every version with this status (e.g. unvalidated).",
+)
+@click.option("--budget", type=click.Choice(_BUDGETS), default="default", show_default=True)
+def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> None:
+    """Validate stored versions again; store each report and set its status from it.
+
+    Passed versions become 'validated', failed ones 'rejected' (retired ones keep
+    their status). Exit code 1 when any was rejected.
+
+    \b
+    Examples:
+      spade-envs revalidate --status unvalidated
+      spade-envs revalidate spade/OrbitGuess-v1 --budget thorough
+    """
+    from .registry import validate_stored
+
+    registry = _registry()
+    ids = list(env_ids)
+    if status is not None:
+        ids += [r.id for r in registry.iter_records(status=status) if r.id not in ids]
+    if not ids:
+        raise click.UsageError("Name versions to validate, or pass --status (e.g. unvalidated).")
+    verdicts = validate_stored(registry, ids, budget=budget, progress=len(ids) > 1)
+    for env_id, passed in verdicts:
+        click.echo(f"{env_id}: {'validated' if passed else 'rejected'}")
+    sys.exit(0 if all(passed for _, passed in verdicts) else 1)
 
 
 @click.command("stats")
@@ -294,4 +360,14 @@ def stats() -> None:
         click.echo(f"{field:>7}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
-CORPUS_COMMANDS = (list_registered, show, search, register, retire, export, import_, stats)
+CORPUS_COMMANDS = (
+    list_registered,
+    show,
+    search,
+    register,
+    retire,
+    export,
+    import_,
+    revalidate,
+    stats,
+)

@@ -24,8 +24,11 @@ def make(name_or_path: str | Path, **knobs: Any) -> Any:
 
     Args:
         name_or_path: A seed name such as ``"NumberGuess"`` (case-insensitive), or the
-            path of a Python file defining one environment class. A file is executed in
-            this process: only pass files you trust.
+            path of a Python file defining one environment class. A name always builds
+            the packaged seed, never a registry version of that name (seed names are
+            reserved in the registry; use ``gym.make("spade/<Name>-v<N>")`` for stored
+            versions, which run in the sandbox). A file is executed in this process:
+            only pass files you wrote or reviewed.
         **knobs: ``render_mode`` and difficulty knobs, e.g. ``make("Mastermind", length=5)``.
 
     Returns:

@@ -97,3 +97,70 @@ def test_sandbox_info_reports_layers_and_starts_a_worker():
     result = run("sandbox-info")
     assert result.exit_code == 0, result.output
     assert "bubblewrap:" in result.output and "worker:     started in" in result.output
+
+
+def _orbit_file(tmp_path):
+    from spade_envs.seeds import seed_source
+
+    path = tmp_path / "orbit.py"
+    path.write_text(seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess("))
+    return path
+
+
+def test_play_isolation_none_refuses_non_seed_code_without_trust_code(tmp_path):
+    path = _orbit_file(tmp_path)
+    refused = run("play", str(path), "--seed", "2", "--auto", "solution", "--isolation", "none")
+    assert refused.exit_code == 2 and "is not a packaged seed" in refused.output
+    assert "--trust-code" in refused.output and "WON" not in refused.output
+    trusted = run(
+        "play", str(path), "--seed", "2", "--auto", "solution", "--isolation", "none",
+        "--trust-code",
+    )  # fmt: skip
+    assert trusted.exit_code == 0, trusted.output
+    assert "OrbitGuess" in trusted.output and "WON" in trusted.output
+    assert "[sandboxed:" not in trusted.output
+
+
+def test_play_isolation_none_runs_a_copy_of_a_seed_without_trust_code(tmp_path):
+    from spade_envs.seeds import seed_source
+
+    path = tmp_path / "nim.py"
+    path.write_text(seed_source("Nim"))
+    result = run("play", str(path), "--seed", "1", "--auto", "solution", "--isolation", "none")
+    assert result.exit_code == 0, result.output
+    assert "== Nim" in result.output and "[sandboxed:" not in result.output
+
+
+def test_play_a_registry_id_sandboxed_and_refused_in_process(tmp_path, monkeypatch):
+    import dataclasses
+
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", url)
+    meta = dataclasses.replace(describe(seed_class("NumberGuess")), name="OrbitGuess")
+    Registry(url).register(_orbit_file(tmp_path).read_text(), meta, status="validated")
+    result = run("play", "spade/OrbitGuess-v1", "--seed", "2", "--auto", "solution")
+    assert result.exit_code == 0, result.output
+    assert "[sandboxed:" in result.output and "WON" in result.output
+    refused = run("play", "spade/OrbitGuess-v1", "--auto", "solution", "--isolation", "none")
+    assert refused.exit_code == 2 and "spade/OrbitGuess-v1 is not a packaged seed" in refused.output
+
+
+def test_trust_code_help_is_loud():
+    text = " ".join(run("play", "--help").output.split())
+    assert "--trust-code" in text and "DANGER: run code that is not a packaged seed" in text
+
+
+def test_info_on_a_file_reads_it_without_running_it(tmp_path):
+    tripwire = tmp_path / "EXECUTED"
+    path = tmp_path / "wire.py"
+    path.write_text(
+        f"import pathlib\npathlib.Path({str(tripwire)!r}).write_text('ran')\n"
+        + _orbit_file(tmp_path).read_text()
+    )
+    result = run("info", str(path))
+    assert result.exit_code == 0, result.output
+    assert "OrbitGuess" in result.output and "read without running it" in result.output
+    assert not tripwire.exists()

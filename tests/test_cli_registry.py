@@ -40,7 +40,8 @@ def test_register_list_show_retire_stats(runner, tmp_path):
 
 def test_register_refuses_invalid_code(runner, tmp_path):
     path = tmp_path / "bad.py"
-    path.write_text("import socket\n" + seed_source("NumberGuess"))
+    renamed = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
+    path.write_text("import socket\n" + renamed)
     result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
     assert result.exit_code == 1 and "Not registered" in result.output
     assert "0 environment version(s)" in runner.invoke(main, ["list"]).output
@@ -63,10 +64,15 @@ def test_export_import_round_trip_and_malformed_files(runner, tmp_path, monkeypa
     out = tmp_path / "corpus.jsonl"
     assert "exported 2" in runner.invoke(main, ["export", str(out)]).output
     monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'other.db'}")
-    assert "imported 2" in runner.invoke(main, ["import", str(out)]).output
+    imported = runner.invoke(main, ["import", str(out), "--budget", "fast"])
+    assert imported.exit_code == 0 and "imported 2" in imported.output, imported.output
+    assert "validated 2/2" in imported.output  # the progress line (stderr)
     copy = Registry()
     assert sorted(r.id for r in copy.list()) == ["spade/Nim-v1", "spade/NumberGuess-v1"]
     assert copy.get("spade/Nim-v1").source == seed_source("Nim")
+    for record in copy.list():  # validated here: the status is the stored report's verdict
+        (report,) = copy.validations(record.id)
+        assert record.status == ("validated" if report.passed else "rejected")
     bad = tmp_path / "bad.jsonl"
     bad.write_text(out.read_text().splitlines()[0] + "\n{not json}\n")
     monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'third.db'}")
@@ -92,3 +98,54 @@ def test_search_embeds_new_versions_then_ranks_them(runner):
     assert rows[0]["id"] == "spade/FlightBooking-v1" and len(rows) == 2
     assert rows[0]["score"] >= rows[1]["score"]
     assert registry.embedding_count("hashing-384-v1") == 3
+
+
+ORBIT = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
+
+
+def test_import_no_validate_stores_unvalidated_then_gym_make_warns_and_revalidate(runner, tmp_path):
+    import gymnasium as gym
+
+    from spade_envs.registry import Registry, UnvalidatedEnvWarning
+
+    path = tmp_path / "lies.jsonl"
+    path.write_text(
+        json.dumps({"name": "Orbit", "source": ORBIT, "status": "validated", "kind": "game"}) + "\n"
+    )
+    result = runner.invoke(main, ["import", str(path), "--no-validate"])
+    assert result.exit_code == 0, result.output
+    assert "imported 1 environment version(s) (1 unvalidated)" in result.output
+    assert "spade-envs revalidate --status unvalidated" in result.output
+    record = Registry().get("spade/OrbitGuess-v1")
+    assert (record.status, record.kind) == ("unvalidated", "text")
+    with pytest.warns(UnvalidatedEnvWarning, match="never|without validation"):
+        gym.make("spade/OrbitGuess-v1").close()
+    again = runner.invoke(main, ["revalidate", "--status", "unvalidated", "--budget", "fast"])
+    status = Registry().get("spade/OrbitGuess-v1").status
+    assert f"spade/OrbitGuess-v1: {status}" in again.output
+    assert again.exit_code == (0 if status == "validated" else 1)
+    assert len(Registry().validations("spade/OrbitGuess-v1")) == 1
+
+
+def test_import_reports_rows_it_refuses(runner, tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    squat = seed_source("Nim").replace("class Nim(", "class NumberGuess(")
+    path.write_text(
+        json.dumps({"source": "def broken(:", "status": "validated"})
+        + "\n"
+        + json.dumps({"source": squat, "status": "validated"})
+        + "\n"
+    )
+    result = runner.invoke(main, ["import", str(path), "--no-validate"])
+    assert result.exit_code == 0, result.output
+    assert "line 1: not imported: no environment class could be read" in result.output
+    assert "line 2: not imported: 'NumberGuess' is the name of the packaged seed" in result.output
+    assert "imported 0 environment version(s), 2 skipped with problems" in result.output
+
+
+def test_register_refuses_a_seed_name_on_other_code(runner, tmp_path):
+    path = tmp_path / "squat.py"
+    path.write_text(seed_source("Nim").replace("class Nim(", "class NumberGuess("))
+    result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
+    assert result.exit_code == 2 and "Rename the environment class" in result.output
+    assert "0 environment version(s)" in runner.invoke(main, ["list"]).output

@@ -85,3 +85,30 @@ def test_bad_sources_are_load_errors(source, message):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(EnvLoadError, match="is not a file"):
         spade_envs.make(str(tmp_path / "nope.py"))
+
+
+def test_a_seed_name_always_makes_the_packaged_seed(tmp_path, monkeypatch):
+    """Even when the registry holds other code under the seed's name (an old registry)."""
+    import dataclasses
+    import inspect
+
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry, ReservedNameError, trust
+    from spade_envs.seeds import seed_source
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", url)
+    squat = seed_source("Nim").replace("class Nim(", "class NumberGuess(")
+    meta = dataclasses.replace(describe(seed_class("Nim")), name="NumberGuess")
+    registry = Registry(url)
+    with pytest.raises(ReservedNameError, match="Rename the environment class"):
+        registry.register(squat, meta)
+    with monkeypatch.context() as patch:  # as an older spade-envs would have stored it
+        patch.setattr(trust, "check_seed_name", lambda name, source: None)
+        registry.register(squat, meta, status="validated")
+    for name in ("NumberGuess", "numberguess", "number_guess"):
+        env = spade_envs.make(name)
+        module = inspect.getmodule(type(env))
+        assert inspect.getsource(module) == seed_source("NumberGuess"), name
+        assert not hasattr(env, "legal_moves")  # not the squatting game
+    registry.close()

@@ -3,8 +3,9 @@
 Environment versions are immutable and become Gymnasium IDs (``spade/<Name>-v<N>``,
 see ``gym_ids``); validation reports, play statistics, grounding documents and
 embeddings are attached to them. Older databases are upgraded in place
-(``migrations``). Importing this package loads SQLAlchemy lazily, inside the store's
-methods.
+(``migrations``). Seed names are reserved for the packaged seeds (``trust``), and imported
+code is validated on import (``import_checks``). Importing this package loads SQLAlchemy
+lazily, inside the store's methods.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from .._lazy import lazy_exports
 from .ids import NAMESPACE, check_name, env_id, parse_env_id
 
 if TYPE_CHECKING:
+    from .import_checks import validate_stored
     from .migrations import SCHEMA_VERSION
     from .records import Document, EnvRecord, PlayStats, ValidationRecord
     from .store import SORTS, STATUSES, Registry, default_url
+    from .trust import ReservedNameError, UnvalidatedEnvWarning
 
 # ``import spade_envs`` installs the gym.make hook, which only needs ``ids``; the store
 # and its records load on first use, keeping the package import cheap.
@@ -31,6 +34,9 @@ _LAZY = {
     "STATUSES": "store",
     "Registry": "store",
     "default_url": "store",
+    "ReservedNameError": "trust",
+    "UnvalidatedEnvWarning": "trust",
+    "validate_stored": "import_checks",
 }
 
 
@@ -47,8 +53,11 @@ __all__ = [
     "PlayStats",
     "ValidationRecord",
     "Registry",
+    "ReservedNameError",
+    "UnvalidatedEnvWarning",
     "check_name",
     "default_url",
     "env_id",
     "parse_env_id",
+    "validate_stored",
 ]

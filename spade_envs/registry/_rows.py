@@ -1,9 +1,11 @@
 """Checked input rows shared by the corpus import formats.
 
-A :class:`Row` is one environment version, validated and ready to register. The jsonl,
-parquet and package readers build rows with :func:`check_row`; the SPADE-pool reader builds
-them directly. This module imports no other format module, so every reader can use it
-without an import cycle.
+A :class:`Row` is one environment version read from an import file. The jsonl, parquet
+and package readers build rows with :func:`check_row`; the SPADE-pool reader builds them
+directly. Nothing a file says about a version is trusted: its ``status``, ``kind``,
+``skill`` and ``max_turns`` are not read at all, and its ``name`` only labels messages.
+:mod:`.import_checks` derives the metadata from the source and validates it. This module
+imports no other format module, so every reader can use it without an import cycle.
 """
 
 from __future__ import annotations
@@ -13,30 +15,43 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.metadata import KINDS, EnvMetadata
+from ..core.metadata import EnvMetadata
 from ..error import SpadeError
-from .ids import check_name
-from .store import STATUSES
+from .limits import MAX_SOURCE_BYTES
 
 __all__ = ["REQUIRED", "Row", "check_row", "source_sha256"]
 
 #: Fields every row of a jsonl/parquet export (and every manifest entry) must have.
-REQUIRED = ("name", "source", "kind", "skill", "description", "max_turns", "origin")
+REQUIRED = ("source",)
 
 
 @dataclass
 class Row:
-    """One checked input, ready to register."""
+    """One input version, ready to be checked (metadata, validation) and registered.
+
+    Attributes:
+        source: The environment's code.
+        where: Where it was read (file and line), for messages.
+        label: What the file calls it (only for messages; the name comes from the source).
+        meta: The metadata derived from the source (None until derived).
+        status: Set by the import (``validated``, ``rejected`` or ``unvalidated``).
+        report: The validation report, when the import validated it.
+    """
 
     source: str
-    meta: EnvMetadata
-    status: str = "candidate"
+    where: str = ""
+    label: str = ""
+    meta: EnvMetadata | None = None
+    status: str = "unvalidated"
     model: str = ""
     version: int | None = None
     hint: str = ""
     prompt_sha256: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] | None = None
+    parents: tuple[str, ...] = ()
+    description: str = ""
+    report: Any = None
 
     def group(self) -> tuple[str, ...]:
         """Rows with equal groups can be registered in one ``register_many`` call."""
@@ -51,56 +66,52 @@ def source_sha256(source: str) -> str:
 
 
 def check_row(row: Any, where: str) -> Row:
-    """One exported row (jsonl line, parquet row, manifest entry), checked whole."""
+    """One exported row (jsonl line, parquet row, manifest entry), checked whole.
+
+    Only what cannot make code trusted is kept: the source, its lineage (``parents``),
+    ``model``, ``hint``, ``prompt_sha256``, ``extra``, and ``version`` (for ordering).
+    ``status``, ``kind``, ``skill`` and ``max_turns`` are ignored.
+    """
     if not isinstance(row, dict):
-        raise SpadeError(f"{where}: expected an object with fields {', '.join(REQUIRED)}.")
-    missing = [key for key in REQUIRED if row.get(key) is None]
-    if missing:
-        raise SpadeError(f"{where}: missing field(s) {', '.join(missing)}.")
-    try:
-        check_name(row["name"])
-    except SpadeError as exc:
-        raise SpadeError(f"{where}: {exc}") from None
-    for key in ("source", "skill", "description", "origin"):
-        if not isinstance(row[key], str):
-            raise SpadeError(f"{where}: {key} must be a string, got {type(row[key]).__name__}.")
-    if not row["source"].strip():
+        raise SpadeError(f"{where}: expected an object with at least a 'source' field.")
+    source = row.get("source")
+    if source is None:
+        raise SpadeError(f"{where}: missing field(s) source.")
+    if not isinstance(source, str):
+        raise SpadeError(f"{where}: source must be a string, got {type(source).__name__}.")
+    if not source.strip():
         raise SpadeError(f"{where}: source is empty.")
-    if row["kind"] not in KINDS:
-        raise SpadeError(f"{where}: kind must be one of {KINDS}, got {row['kind']!r}.")
-    turns = row["max_turns"]
-    if not isinstance(turns, int) or isinstance(turns, bool) or turns < 1:
-        raise SpadeError(f"{where}: max_turns must be a whole number from 1, got {turns!r}.")
-    status = row.get("status") or "candidate"
-    if status not in STATUSES:
-        raise SpadeError(f"{where}: status must be one of {STATUSES}, got {status!r}.")
+    if len(source) > MAX_SOURCE_BYTES:
+        raise SpadeError(
+            f"{where}: the source has {len(source):,} characters, over the import limit of "
+            f"{MAX_SOURCE_BYTES:,}; no environment is that long."
+        )
+    label = row.get("name") if isinstance(row.get("name"), str) else ""
     parents = row.get("parents") or []
     if not isinstance(parents, (list, tuple)) or not all(isinstance(p, str) for p in parents):
-        raise SpadeError(f"{where}: parents must be a list of names, got {parents!r}.")
-    texts = {key: row.get(key) or "" for key in ("model", "hint", "prompt_sha256")}
+        raise SpadeError(f"{where}: parents must be a list of names, got {parents!r:.60}.")
+    texts = {key: row.get(key) or "" for key in ("model", "hint", "prompt_sha256", "description")}
     for key, value in texts.items():
         if not isinstance(value, str):
-            raise SpadeError(f"{where}: {key} must be a string, got {value!r}.")
+            raise SpadeError(f"{where}: {key} must be a string, got {value!r:.60}.")
     extra = row.get("extra") or {}
     if not isinstance(extra, dict):
         raise SpadeError(f"{where}: extra must be a JSON object, got {extra!r:.60}.")
     version = row.get("version")
     if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
-        raise SpadeError(f"{where}: version must be a whole number, got {version!r}.")
+        raise SpadeError(f"{where}: version must be a whole number, got {version!r:.60}.")
     digest = row.get("sha256")
-    if digest is not None and digest != source_sha256(row["source"]):
+    if digest is not None and digest != source_sha256(source):
         raise SpadeError(
-            f"{where}: the source of {row['name']} does not match its sha256 (it was changed "
-            "or corrupted after export); export it again."
+            f"{where}: the source of {label or 'this row'} does not match its sha256 (it was "
+            "changed or corrupted after export); export it again."
         )
-    meta = EnvMetadata(
-        name=row["name"],
-        kind=row["kind"],
-        skill=row["skill"],
-        description=row["description"],
-        max_turns=turns,
-        reward_range=(0.0, 1.0),
-        origin="imported",
+    return Row(
+        source,
+        where=where,
+        label=label[:64],
+        version=version,
+        extra=extra,
         parents=tuple(parents),
+        **texts,
     )
-    return Row(row["source"], meta, status=status, version=version, extra=extra, **texts)

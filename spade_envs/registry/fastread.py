@@ -4,7 +4,8 @@ Opening a :class:`~spade_envs.registry.store.Registry` imports SQLAlchemy and
 SQLModel and checks the schema: about a quarter of a second, paid by every fresh
 process (each ``AsyncVectorEnv`` worker, each script) on its first ``gym.make``.
 An environment version never changes once stored, so ``gym.make`` only needs two
-indexed reads, which ``sqlite3`` answers in well under a millisecond. Anything these
+indexed reads (plus its status, which ``spade-envs revalidate`` may change), which
+``sqlite3`` answers in well under a millisecond. Anything these
 functions cannot answer (PostgreSQL, a missing database, an unknown or older
 schema, an ID not stored yet) returns None and the caller falls back to the
 registry, which also creates, upgrades and explains.
@@ -16,7 +17,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-__all__ = ["read_env", "read_versions", "sqlite_path"]
+__all__ = ["read_env", "read_status", "read_versions", "sqlite_path"]
 
 _local = threading.local()
 
@@ -67,17 +68,32 @@ def read_versions(url: str, name: str) -> list[int] | None:
     return [int(v) for (v,) in rows]
 
 
-def read_env(url: str, name: str, version: int) -> tuple[str, str] | None:
-    """``(kind, source)`` of a stored version, or None if this cannot tell."""
+def read_env(url: str, name: str, version: int) -> tuple[str, str, str] | None:
+    """``(kind, source, status)`` of a stored version, or None if this cannot tell."""
     path = sqlite_path(url)
     conn = _connection(path) if path else None
     if conn is None:
         return None
     try:
         row = conn.execute(
-            "SELECT kind, source FROM environments WHERE name = ? AND version = ?",
+            "SELECT kind, source, status FROM environments WHERE name = ? AND version = ?",
             (name, version),
         ).fetchone()
     except sqlite3.Error:
         return None
-    return None if row is None else (str(row[0]), str(row[1]))
+    return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
+
+
+def read_status(url: str, name: str, version: int) -> str | None:
+    """The status of a stored version, or None if this cannot tell."""
+    path = sqlite_path(url)
+    conn = _connection(path) if path else None
+    if conn is None:
+        return None
+    try:
+        row = conn.execute(
+            "SELECT status FROM environments WHERE name = ? AND version = ?", (name, version)
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])

@@ -5,10 +5,18 @@ columns, one row per version) or ``package`` (a directory that ``pip install``s 
 registers every environment with Gymnasium on import). ``import_corpus`` reads those
 three plus ``spade-pool``, a directory of environments written by the public SPADE code.
 
+Imports carry no trust. A file's ``status``, ``kind``, ``skill`` and ``max_turns`` are
+never read: each version's metadata is derived from its source (read with :mod:`ast`,
+never executed here) and every new version is validated in the sandbox on import, in
+parallel with progress, and stored ``validated`` or ``rejected`` with its report;
+``validate=False`` (``--no-validate``) stores them ``unvalidated``, and ``gym.make`` warns
+about those. Files are read as regular files only, with size and JSON-nesting limits
+(:mod:`.limits`).
+
 A malformed input imports nothing: every row or file is checked before the first write.
-The one exception is ``spade-pool``: pools are large and messy, so a bad game file is
-reported in :attr:`ImportResult.problems` and skipped, and the rest are imported. Pool
-code is read with :mod:`ast` only, never executed.
+A version that is well-formed but cannot be stored (its source names no environment
+class, or it takes a seed's name without being that seed) is reported in
+:attr:`ImportResult.problems` and skipped; so is a bad game file of a ``spade-pool``.
 
 This module holds the public API and the jsonl and parquet formats; the package format
 lives in :mod:`.package_export`, the SPADE-pool reader in :mod:`.spade_pool`, and the
@@ -28,6 +36,13 @@ from typing import Any
 
 from ..error import SpadeError, suggest
 from ._rows import REQUIRED, Row, check_row
+from .import_checks import prepare_rows
+from .limits import (
+    MAX_IMPORT_FILE_BYTES,
+    MAX_JSONL_LINE_BYTES,
+    open_regular,
+    parse_json,
+)
 from .package_export import check_package_target, export_package, find_manifest, read_package
 from .records import EnvRecord
 from .spade_pool import DEFAULT_POOL_SKILL, read_pool, spade_skill
@@ -50,6 +65,7 @@ EXPORT_FORMATS = ("jsonl", "parquet", "package")
 IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
 #: The checkpoint name play statistics from a SPADE pool's memory are stored under.
 POOL_CHECKPOINT = "spade-pool"
+_IMPORT_STATUSES = ("validated", "rejected", "unvalidated")
 
 
 @dataclass
@@ -58,10 +74,10 @@ class ImportResult:
 
     Attributes:
         format: The format that was read.
-        imported: Records of the versions this import created, in import order.
+        imported: Records of the versions this import created, in import order (their
+            status: ``validated``, ``rejected`` or ``unvalidated``).
         skipped: Inputs whose code was already registered (identical code is a no-op).
-        problems: One line per input that was not imported (``spade-pool`` only; other
-            formats raise instead).
+        problems: One line per input that was not imported, and why.
         hints: Environment ID -> hint text of the ``spade-pool`` ``*_hint.txt`` files
             (also stored as the hint of each new version).
         play_stats: Environment ID -> the ``record_play_stats`` keyword arguments taken
@@ -76,8 +92,11 @@ class ImportResult:
     play_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """One line: how many were imported, skipped and refused."""
+        """One line: how many were imported (by status), skipped and refused."""
         text = f"imported {len(self.imported)} environment version(s)"
+        counts = {s: sum(r.status == s for r in self.imported) for s in _IMPORT_STATUSES}
+        if self.imported:
+            text += " (" + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ")"
         if self.skipped:
             text += f", {self.skipped} already registered (identical code)"
         if self.problems:
@@ -225,13 +244,30 @@ def detect_format(path: str | Path) -> str:
     )
 
 
-def import_corpus(registry: Registry, path: str | Path, format: str | None = None) -> ImportResult:
+def import_corpus(
+    registry: Registry,
+    path: str | Path,
+    format: str | None = None,
+    *,
+    validate: bool = True,
+    budget: str = "default",
+    progress: Any = False,
+) -> ImportResult:
     """Register the environments of an export (identical code is skipped).
+
+    Nothing in the file is trusted: metadata comes from each source, and each new version
+    is validated here (see the module docstring).
 
     Args:
         registry: The registry to write into.
         path: A ``.jsonl``/``.parquet`` file, a package directory or a SPADE pool directory.
         format: One of :data:`IMPORT_FORMATS`; None detects it from ``path``.
+        validate: Validate every new version in the sandbox; passed ones are stored
+            ``validated``, failed ones ``rejected`` (with the report). False stores them
+            ``unvalidated`` (``gym.make`` then warns).
+        budget: Validation budget: ``fast``, ``default`` or ``thorough``.
+        progress: True for a progress line on stderr, or a ``(done, total, report)``
+            callback (see :func:`spade_envs.validation.validate_many`).
 
     Raises:
         SpadeError: Unknown format, or a malformed input (then nothing is imported).
@@ -250,6 +286,9 @@ def import_corpus(registry: Registry, path: str | Path, format: str | None = Non
         rows = read_package(path)
     else:
         rows = read_pool(path, result.problems)
+    rows = prepare_rows(
+        registry, rows, result.problems, validate=validate, budget=budget, progress=progress
+    )
     _register_rows(registry, rows, result)
     return result
 
@@ -273,6 +312,7 @@ def _register_rows(registry: Registry, rows: list[Row], result: ImportResult) ->
                 hint=first.hint,
                 prompt_sha256=first.prompt_sha256,
                 extra=first.extra,
+                reports=[r.report for r in chunk],
             )
             for row, record in zip(chunk, records):
                 _account(
@@ -297,16 +337,25 @@ def _account(
 
 def _read_jsonl(path: Path) -> list[Row]:
     rows = []
+    # The file the user named may be a link to an export (their choice); what it points
+    # to must still be a regular file, and everything it names is checked row by row.
+    target = path.resolve()
     try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
+        with open_regular(target, max_bytes=MAX_IMPORT_FILE_BYTES, what="JSONL export") as lines:
+            number = 0
+            while line := lines.readline(MAX_JSONL_LINE_BYTES + 1):
+                number += 1
+                where = f"{path}, line {number}"
+                if len(line) > MAX_JSONL_LINE_BYTES:
+                    raise SpadeError(
+                        f"{where}: longer than {MAX_JSONL_LINE_BYTES:,} bytes; one version's "
+                        "line is far shorter, so this is not an export of spade-envs."
+                    )
+                text = line.decode("utf-8")
+                if not text.strip():
                     continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise SpadeError(f"{path}, line {number}: not JSON ({exc}).") from None
-                rows.append(check_row(row, f"{path}, line {number}"))
+                row = parse_json(text, where, max_chars=MAX_JSONL_LINE_BYTES)
+                rows.append(check_row(row, where))
     except (OSError, UnicodeDecodeError) as exc:
         raise SpadeError(f"Cannot read {path}: {exc}") from exc
     return rows
@@ -315,7 +364,11 @@ def _read_jsonl(path: Path) -> list[Row]:
 def _read_parquet(path: Path) -> list[Row]:
     pa, pq = _pyarrow()
     try:
-        table = pq.read_table(path)
+        # Opened as a checked regular file (under the size cap); pyarrow reads that stream.
+        with open_regular(
+            path.resolve(), max_bytes=MAX_IMPORT_FILE_BYTES, what="Parquet export"
+        ) as stream:
+            table = pq.read_table(stream)
     except (pa.ArrowException, OSError) as exc:
         raise SpadeError(
             f"{path} is not a readable Parquet file ({exc}); pass a file written by "
@@ -326,10 +379,10 @@ def _read_parquet(path: Path) -> list[Row]:
         raise SpadeError(f"{path}: missing column(s) {', '.join(missing)}.")
     rows = []
     for number, row in enumerate(table.to_pylist(), 1):
+        where = f"{path}, row {number}"
         if isinstance(row.get("extra"), str):
-            try:
-                row["extra"] = json.loads(row["extra"])
-            except ValueError as exc:
-                raise SpadeError(f"{path}, row {number}: extra is not JSON ({exc}).") from None
-        rows.append(check_row(row, f"{path}, row {number}"))
+            row["extra"] = parse_json(
+                row["extra"], f"{where}: extra", max_chars=MAX_JSONL_LINE_BYTES
+            )
+        rows.append(check_row(row, where))
     return rows

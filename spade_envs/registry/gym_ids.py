@@ -9,7 +9,11 @@ exist) still apply. A seed environment is registered on first use.
 
 The spec's entry point rebuilds the environment from its ID, so subprocess workers
 of ``AsyncVectorEnv``/``make_vec`` can recreate it (runtime registrations are lost
-there). Environments run in the sandbox unless ``isolation="none"`` is passed.
+there). Environments run in the sandbox unless ``isolation="none"`` is passed, and
+``isolation="none"`` runs only a packaged seed's exact code unless the caller also
+passes ``trust_code=True``: a stored version that merely has a seed's name (an older
+registry may hold one) is refused. ``gym.make`` of a version that was never validated
+(status ``unvalidated`` or ``rejected``) emits an :class:`UnvalidatedEnvWarning`.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import functools
 from typing import Any
 
 from .ids import NAMESPACE
+from .trust import UNVALIDATED_STATUSES, UnvalidatedEnvWarning, warn_unvalidated
 
-__all__ = ["build_env", "install", "make_env", "shared_registry"]
+__all__ = ["UnvalidatedEnvWarning", "build_env", "install", "make_env", "shared_registry"]
 
 _ENTRY_POINT = "spade_envs.registry.gym_ids:make_env"
 
@@ -100,32 +105,46 @@ def install() -> None:
 
 
 _stored_cache: dict[tuple[str, str], tuple[str, str]] = {}
+# A status that gym.make warns about is read again each time: it changes once validated.
+_status_cache: dict[tuple[str, str], str] = {}
 
 
-def _stored(env_id: str) -> tuple[str, str]:
-    """``(kind, source)`` of a version; cached, since a stored version never changes."""
+def _stored(env_id: str) -> tuple[str, str, str]:
+    """``(kind, source, status)`` of a version.
+
+    Kind and source are cached, since a stored version's code never changes; a status
+    that is warned about (``unvalidated``, ``rejected``) is read again on each call, as
+    ``spade-envs revalidate`` changes it.
+    """
     from ..error import UnknownEnvironmentError
-    from .fastread import read_env
+    from .fastread import read_env, read_status
     from .ids import parse_env_id
     from .store import default_url
 
     url = default_url()
-    found = _stored_cache.get((url, env_id))
-    if found is not None:
-        return found
+    key = (url, env_id)
     name, version = parse_env_id(env_id)
-    found = read_env(url, name, version)
-    if found is None:
-        try:
-            record = shared_registry().get(env_id)
-        except UnknownEnvironmentError:
-            # The spec may come from another process or registry URL (e.g. a vector-env
-            # worker); seeds are still registered on first use here.
-            _prepare(env_id)
-            record = shared_registry().get(env_id)
-        found = (record.kind, record.source)
+    cached = _stored_cache.get(key)
+    if cached is not None:
+        status = _status_cache.get(key) or read_status(url, name, version)
+        if status is None:
+            status = shared_registry().get(env_id).status
+        found = (*cached, status)
+    else:
+        found = read_env(url, name, version)
+        if found is None:
+            try:
+                record = shared_registry().get(env_id)
+            except UnknownEnvironmentError:
+                # The spec may come from another process or registry URL (e.g. a vector-env
+                # worker); seeds are still registered on first use here.
+                _prepare(env_id)
+                record = shared_registry().get(env_id)
+            found = (record.kind, record.source, record.status)
     if len(_stored_cache) < 4096:  # bounded: a designer loop makes ever new versions
-        _stored_cache[(url, env_id)] = found
+        _stored_cache[key] = found[:2]
+        if found[2] not in UNVALIDATED_STATUSES:
+            _status_cache[key] = found[2]
     return found
 
 
@@ -135,19 +154,32 @@ def make_env(
     seat: int = 0,
     opponent: str = "best",
     render_mode: str | None = None,
+    trust_code: bool = False,
     **knobs: Any,
 ) -> Any:
     """Gymnasium entry point: build ``env_id`` from the registry.
 
     Args:
         env_id: ``spade/<Name>-v<N>``.
-        isolation: ``"sandbox"`` (default) or ``"none"`` (trusted, in-process).
+        isolation: ``"sandbox"`` (default) or ``"none"``: in this process, for a packaged
+            seed's exact code only, unless ``trust_code`` is also given.
         seat: For games, the seat the agent plays (the others play ``opponent``).
         opponent: For games: ``"best"`` or ``"random"``.
         render_mode: ``"ansi"`` or None.
+        trust_code: With ``isolation="none"``: also run code that is not a packaged seed
+            in this process, as this user. Only for code you wrote or reviewed.
         **knobs: Difficulty knobs.
+
+    Raises:
+        UntrustedCodeError: ``isolation="none"`` for a version that is not a packaged
+            seed's exact code, without ``trust_code=True``.
+
+    Warns:
+        UnvalidatedEnvWarning: The version was never validated (``unvalidated``) or
+            failed validation (``rejected``).
     """
-    kind, source = _stored(env_id)
+    kind, source, status = _stored(env_id)
+    warn_unvalidated(env_id, status)
     return build_env(
         source,
         kind,
@@ -156,6 +188,7 @@ def make_env(
         seat=seat,
         opponent=opponent,
         render_mode=render_mode,
+        trust_code=trust_code,
         **knobs,
     )
 
@@ -169,38 +202,42 @@ def build_env(
     seat: int = 0,
     opponent: str = "best",
     render_mode: str | None = None,
+    trust_code: bool = False,
     **knobs: Any,
 ) -> Any:
-    """Build an environment from its code: in the sandbox, or trusted in-process.
+    """Build an environment from its code: in the sandbox, or in-process when trusted.
 
     Shared by :func:`make_env` and the packages that ``spade-envs export --format
-    package`` writes.
+    package`` writes. In-process execution goes through
+    :func:`spade_envs.sandbox.open_env`, which refuses code that is not a packaged seed
+    unless ``trust_code`` is set.
 
     Args:
         source: The environment's module.
-        kind: ``text``, ``tool`` or ``game`` (a game is played from ``seat``).
+        kind: ``text``, ``tool`` or ``game``; kept for callers, not trusted: whether the
+            code is a game (played from ``seat``) is decided by the class it defines.
         filename: Shown in tracebacks and errors.
-        isolation: ``"sandbox"`` (default) or ``"none"`` (trusted, in-process).
+        isolation: ``"sandbox"`` (default) or ``"none"`` (in-process; see ``trust_code``).
         seat: For games, the seat the agent plays.
         opponent: For games: ``"best"`` or ``"random"``.
         render_mode: ``"ansi"`` or None.
+        trust_code: With ``isolation="none"``: run code that is not a packaged seed in
+            this process. Only for code you wrote or reviewed.
         **knobs: Difficulty knobs.
-    """
-    is_game = kind == "game"
-    if isolation == "none":
-        from ..core.game_env import GameSeatEnv
-        from ..core.loader import load_env_class
 
-        env = load_env_class(source, filename=filename)(render_mode=render_mode, **knobs)
-        return GameSeatEnv(env, seat=seat, opponent=opponent) if is_game else env
+    Raises:
+        UntrustedCodeError: ``isolation="none"`` for non-seed code without ``trust_code``.
+    """
     from ..sandbox import open_env
 
+    del kind  # the loaded class decides whether it is a game, not a stored field
     return open_env(
         source,
         filename=filename,
         knobs=knobs,
-        seat=seat if is_game else None,
+        seat=seat,
         opponent=opponent,
         isolation=isolation,
         render_mode=render_mode,
+        trust_code=trust_code,
     )

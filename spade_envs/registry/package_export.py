@@ -5,6 +5,11 @@
 ``envs/<Name>_v<N>.py`` per version. The generated ``__init__.py`` registers every
 environment with Gymnasium on import. :func:`read_package` reads such a directory back,
 checking every file against its SHA-256 before anything is registered.
+
+A package carries no trust: the manifest's ``status``, ``kind``, ``skill`` and
+``max_turns`` are not read on import (see :mod:`.import_checks`), ``register_into``
+validates like ``spade-envs import``, and ``gym.make(..., isolation="none")`` of a
+packaged environment that is not a packaged seed's exact code needs ``trust_code=True``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 
 from ..error import SpadeError
 from ._rows import Row, check_row
+from .limits import MAX_MANIFEST_BYTES, MAX_SOURCE_BYTES, is_regular, parse_json, read_regular
 from .records import EnvRecord
 
 __all__ = ["check_package_target", "export_package", "find_manifest", "read_package"]
@@ -116,9 +122,11 @@ _PACKAGE_INIT = '''\
 
 Importing this package registers every environment with Gymnasium as ``spade/<Name>-v<N>``
 (unless that ID is already registered). ``gym.make`` builds it from the source file in
-``envs/``, checked against ``manifest.json``: in the spade-envs sandbox by default, in this
-process with ``isolation="none"`` (only for code you trust). ``register_into(registry)``
-adds the environments to a spade-envs registry.
+``envs/``, checked against ``manifest.json``: in the spade-envs sandbox by default. In this
+process (``isolation="none"``) only a packaged seed's exact code runs, unless you also pass
+``trust_code=True`` for code you wrote or reviewed. ``register_into(registry)`` adds the
+environments to a spade-envs registry, validating each one (nothing in the manifest is
+trusted).
 """
 
 from __future__ import annotations
@@ -166,17 +174,24 @@ def make_env(
     seat: int = 0,
     opponent: str = "best",
     render_mode: str | None = None,
+    trust_code: bool = False,
     **knobs: Any,
 ) -> Any:
     """Gymnasium entry point: build ``env_id`` from its packaged source.
 
     Args:
         env_id: ``spade/<Name>-v<N>``.
-        isolation: ``"sandbox"`` (default) or ``"none"`` (trusted, in-process).
+        isolation: ``"sandbox"`` (default) or ``"none"``: in this process, for a packaged
+            seed's exact code only unless ``trust_code`` is also given.
         seat: For games, the seat the agent plays (the others play ``opponent``).
         opponent: For games: ``"best"`` or ``"random"``.
         render_mode: ``"ansi"`` or None.
+        trust_code: With ``isolation="none"``: run code that is not a packaged seed in
+            this process, as this user. Only for code you wrote or reviewed.
         **knobs: Difficulty knobs.
+
+    Raises:
+        UntrustedCodeError: ``isolation="none"`` for non-seed code without ``trust_code``.
     """
     from spade_envs.registry.gym_ids import build_env
 
@@ -188,6 +203,7 @@ def make_env(
         seat=seat,
         opponent=opponent,
         render_mode=render_mode,
+        trust_code=trust_code,
         **knobs,
     )
 
@@ -204,38 +220,29 @@ def register_gym() -> list[str]:
     return added
 
 
-def register_into(registry: Any) -> list[Any]:
-    """Register every environment into a spade-envs ``Registry``; returns the records.
+def register_into(
+    registry: Any, *, validate: bool = True, budget: str = "default", progress: Any = False
+) -> list[Any]:
+    """Import every environment into a spade-envs ``Registry``; returns the new records.
 
-    Every file is verified first, so a modified file registers nothing.
+    The same as ``spade-envs import`` on this package: every file is verified against
+    the manifest first (a modified file registers nothing), metadata is read from the
+    sources, and each new version is validated (``validated`` or ``rejected``), or stored
+    ``unvalidated`` with ``validate=False``. The manifest's statuses are not used.
     """
-    from spade_envs.core.metadata import EnvMetadata
+    from pathlib import Path
 
-    checked = []
-    for env_id, entry in ENVS.items():
-        meta = EnvMetadata(
-            name=entry["name"],
-            kind=entry["kind"],
-            skill=entry["skill"],
-            description=entry["description"],
-            max_turns=int(entry["max_turns"]),
-            reward_range=(0.0, 1.0),
-            origin="imported",
-            parents=tuple(entry.get("parents", ())),
-        )
-        checked.append((source(env_id), meta, entry))
-    return [
-        registry.register(
-            code,
-            meta,
-            status=entry["status"],
-            model=entry.get("model") or "",
-            hint=entry.get("hint") or "",
-            prompt_sha256=entry.get("prompt_sha256") or "",
-            extra=entry.get("extra") or {},
-        )
-        for code, meta, entry in checked
-    ]
+    from spade_envs.registry.formats import import_corpus
+
+    result = import_corpus(
+        registry,
+        Path(__file__).resolve().parent,
+        "package",
+        validate=validate,
+        budget=budget,
+        progress=progress,
+    )
+    return list(result.imported)
 
 
 register_gym()
@@ -244,10 +251,10 @@ register_gym()
 
 def find_manifest(path: Path) -> Path | None:
     """``manifest.json`` of a package export (its root, or the package directory in it)."""
-    if (path / "manifest.json").is_file() and (path / "__init__.py").is_file():
+    if is_regular(path / "manifest.json") and is_regular(path / "__init__.py"):
         return path / "manifest.json"
-    if (path / "pyproject.toml").is_file():
-        found = sorted(path.glob("*/manifest.json"))
+    if is_regular(path / "pyproject.toml"):
+        found = sorted(p for p in path.glob("*/manifest.json") if is_regular(p))
         if len(found) == 1:
             return found[0]
     return None
@@ -267,9 +274,12 @@ def read_package(path: Path) -> list[Row]:
             "<package>/manifest.json, as `spade-envs export --format package` writes."
         )
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        text = read_regular(
+            manifest_path, max_bytes=MAX_MANIFEST_BYTES, what="package manifest"
+        ).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise SpadeError(f"{manifest_path}: not readable JSON ({exc}).") from None
+    manifest = parse_json(text, str(manifest_path), max_chars=MAX_MANIFEST_BYTES)
     entries = manifest.get("envs") if isinstance(manifest, dict) else None
     if not isinstance(entries, list):
         raise SpadeError(f"{manifest_path}: expected an object with an 'envs' list.")
@@ -280,21 +290,18 @@ def read_package(path: Path) -> list[Row]:
         relative = entry.get("file") if isinstance(entry, dict) else None
         if not isinstance(relative, str) or not isinstance(entry.get("sha256"), str):
             raise SpadeError(f"{where}: missing 'file' or 'sha256'.")
-        file = (root / relative).resolve()
-        if not file.is_relative_to(root):
+        file = root / relative
+        if not file.resolve().is_relative_to(root):
             raise SpadeError(f"{where}: file {relative!r} lies outside the package.")
         try:
-            data = file.read_bytes()
+            data = read_regular(file, max_bytes=MAX_SOURCE_BYTES, what=f"entry {number}")
             text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+        except (SpadeError, UnicodeDecodeError) as exc:
             raise SpadeError(f"{where}: cannot read {relative} ({exc}).") from None
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise SpadeError(
                 f"{file} does not match its sha256 in {manifest_path.name}: it was changed "
                 "after export. Nothing was imported; restore the file or export again."
             )
-        row = check_row({**entry, "source": text}, where)
-        if entry.get("id") is not None and entry["id"] != f"spade/{row.meta.name}-v{row.version}":
-            raise SpadeError(f"{where}: id {entry['id']!r} does not match its name and version.")
-        rows.append(row)
+        rows.append(check_row({**entry, "source": text}, where))
     return rows

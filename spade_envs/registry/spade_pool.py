@@ -6,12 +6,18 @@ holding each game's skill, win rate and regret. :func:`read_pool` turns the game
 rows: pool code is read with :mod:`ast` only, never executed, and a bad game is reported
 in ``problems`` and skipped rather than failing the whole pool. :func:`spade_skill` maps
 SPADE's skill names onto our skill families.
+
+A pool may be hostile. Every path is ``lstat``-ed and only regular files are read: a
+symbolic link (say, to a root-only file), a FIFO or a device file is reported and never
+opened, and each file is read up to a size cap only (:mod:`.limits`). The skill label
+and play statistics of ``env_memory.json`` are kept (they are not code and grant no
+trust); kind and ``max_turns`` come from the game's source, and its status from
+validation on import.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from pathlib import Path
@@ -21,6 +27,14 @@ from ..core.metadata import SKILLS, EnvMetadata
 from ..error import SpadeError
 from ._rows import Row
 from .ids import check_name
+from .limits import (
+    MAX_HINT_BYTES,
+    MAX_MEMORY_BYTES,
+    MAX_SOURCE_BYTES,
+    exists_unfollowed,
+    parse_json,
+    read_regular,
+)
 
 __all__ = ["DEFAULT_POOL_SKILL", "read_pool", "spade_skill"]
 
@@ -69,13 +83,14 @@ def _pool_memory(path: Path, problems: list[str]) -> dict[str, dict[str, Any]]:
     """The pool's ``env_memory.json`` records by game file name (latest record wins)."""
     for folder in (path, path.parent):
         memory = folder / "env_memory.json"
-        if memory.is_file():
+        if exists_unfollowed(memory):
             break
     else:
         return {}
     try:
-        records = json.loads(memory.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        text = read_regular(memory, max_bytes=MAX_MEMORY_BYTES, what="pool memory").decode()
+        records = parse_json(text, str(memory), max_chars=MAX_MEMORY_BYTES)
+    except (SpadeError, UnicodeDecodeError) as exc:
         problems.append(f"{memory}: not readable JSON ({exc}); imported without its stats.")
         return {}
     if not isinstance(records, list):
@@ -93,7 +108,8 @@ def read_pool(path: Path, problems: list[str]) -> list[Row]:
 
     Args:
         path: The pool directory.
-        problems: Gets one line per game (or memory file) that was skipped, and why.
+        problems: Gets one line per game (or memory file) that was skipped, and why
+            (symbolic links, FIFOs and devices among them: they are never opened).
 
     Raises:
         SpadeError: ``path`` is not a directory or holds no ``game_*.py`` files.
@@ -116,13 +132,17 @@ def read_pool(path: Path, problems: list[str]) -> list[Row]:
 def _pool_game(file: Path, memory: dict[str, Any] | None) -> Row:
     """One pool game, read with ``ast`` (never executed)."""
     try:
-        source = file.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        source = read_regular(file, max_bytes=MAX_SOURCE_BYTES, what="pool game").decode()
+    except SpadeError as exc:
+        raise SpadeError(f"not imported: {exc}") from None
+    except UnicodeDecodeError as exc:
         raise SpadeError(f"cannot read it ({exc}).") from None
     try:
         tree = ast.parse(source, filename=file.name)
     except SyntaxError as exc:
         raise SpadeError(f"does not parse: {exc.msg} (line {exc.lineno}).") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise SpadeError(f"cannot be parsed ({type(exc).__name__}).") from None
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     bases = {_base_name(b) for c in classes for b in c.bases}
     envs = [c for c in classes if c.name.endswith("Env") and c.name not in bases]
@@ -139,10 +159,13 @@ def _pool_game(file: Path, memory: dict[str, Any] | None) -> Row:
         skill_text = memory["skill"]
     hint = ""
     hint_file = file.with_name(f"{file.stem}_hint.txt")
-    if hint_file.is_file():
+    if exists_unfollowed(hint_file):
         try:
-            hint = hint_file.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
+            data = read_regular(hint_file, max_bytes=MAX_HINT_BYTES, what="pool hint")
+            hint = data.decode("utf-8").strip()
+        except SpadeError as exc:
+            raise SpadeError(f"not imported: {exc}") from None
+        except UnicodeDecodeError as exc:
             raise SpadeError(f"cannot read {hint_file.name} ({exc}).") from None
     meta = EnvMetadata(
         name=cls.name,
@@ -153,7 +176,9 @@ def _pool_game(file: Path, memory: dict[str, Any] | None) -> Row:
         reward_range=(0.0, 1.0),
         origin="imported",
     )
-    return Row(source, meta, hint=hint, stats=_pool_stats(memory))
+    return Row(
+        source, where=file.name, label=cls.name, meta=meta, hint=hint, stats=_pool_stats(memory)
+    )
 
 
 def _base_name(node: ast.expr) -> str:

@@ -25,8 +25,9 @@ from .records import EnvRecord, env_record
 
 __all__ = ["SCHEMA_VERSION", "SORTS", "STATUSES", "EnvRecord", "Registry", "default_url"]
 
-#: Lifecycle of an environment version.
-STATUSES = ("candidate", "validated", "rejected", "retired")
+#: Lifecycle of an environment version. ``unvalidated``: imported without validation
+#: (``--no-validate``); ``gym.make`` warns about it (and about ``rejected`` ones).
+STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
 #: Orders :meth:`Registry.list` accepts.
 SORTS = ("created", "regret", "name")
 
@@ -120,7 +121,8 @@ class Registry(Attachments):
         """Store ``source`` as the next version of ``meta.name`` and return its record.
 
         Identical source returns the existing record unchanged (no new version); new
-        source under an existing name becomes ``-v<N+1>``.
+        source under an existing name becomes ``-v<N+1>``. A seed's name (in any letter
+        case) is reserved for that seed's exact packaged source.
 
         Args:
             source: The environment's code; it never changes once stored.
@@ -135,6 +137,10 @@ class Registry(Attachments):
             report: A validation report (anything with ``passed``, ``budget``,
                 ``validator_version``, ``timings`` and ``to_json()``), stored in the
                 same transaction as a new version.
+
+        Raises:
+            ReservedNameError: ``meta.name`` is a seed's name but ``source`` is not that
+                seed's packaged module; rename the class.
         """
         return self.register_many(
             [(source, meta)],
@@ -164,17 +170,20 @@ class Registry(Attachments):
         """Register many ``(source, meta)`` pairs in one transaction (bulk import).
 
         Same rules as :meth:`register`, record for record, in order; nothing is
-        written if any item is invalid. Under a concurrent writer the batch is retried.
+        written if any item is invalid (a seed's name on other code included). Under a
+        concurrent writer the batch is retried.
         """
         from sqlalchemy.exc import IntegrityError
         from sqlmodel import Session, col, func, select
 
         from .tables import EnvironmentRow, ValidationRow
+        from .trust import check_seed_name
 
         if status not in STATUSES:
             raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
-        for _source, meta in items:
+        for source, meta in items:
             check_name(meta.name)
+            check_seed_name(meta.name, source)
             if meta.kind not in KINDS or meta.origin not in ORIGINS:
                 raise SpadeError(
                     f"{meta.name}: kind must be in {KINDS} and origin in {ORIGINS}, "
@@ -314,6 +323,22 @@ class Registry(Attachments):
                     select(EnvironmentRow).where(col(EnvironmentRow.id).in_(chunk))
                 ):
                     found[row.id] = env_record(row)
+        return found
+
+    def known_sha256(self, digests: Iterable[str]) -> set[str]:
+        """Which of ``digests`` (source SHA-256s) are already registered."""
+        from sqlmodel import Session, col, select
+
+        from .tables import EnvironmentRow
+
+        found: set[str] = set()
+        with Session(self.engine) as session:
+            for chunk in _chunks(sorted(set(digests)), 500):
+                found.update(
+                    session.exec(
+                        select(EnvironmentRow.sha256).where(col(EnvironmentRow.sha256).in_(chunk))
+                    ).all()
+                )
         return found
 
     def versions(self, name: str) -> list[str]:

@@ -134,8 +134,9 @@ def test_embeddings_are_replaced_and_read_incrementally(registry_url):
 
 def test_register_many_is_one_transaction_in_order(registry_url):
     registry = Registry(registry_url)
-    source = seed_source("NumberGuess")
-    items = [(source + f"\n# {i}\n", meta("NumberGuess")) for i in range(5)]
+    source = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
+    orbit = dataclasses.replace(meta("NumberGuess"), name="OrbitGuess")
+    items = [(source + f"\n# {i}\n", orbit) for i in range(5)]
     items.append(items[0])  # the same code twice in one batch is one version
     records = registry.register_many(items)
     assert [r.version for r in records] == [1, 2, 3, 4, 5, 1]

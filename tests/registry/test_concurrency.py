@@ -3,6 +3,7 @@ killed with SIGKILL mid-registration leaves no partial record."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import signal
 import subprocess
@@ -24,8 +25,9 @@ def _writer(url: str, worker: int) -> list[str]:
 
     registry = Registry(url)
     ids = []
-    meta = describe(seed_class("NumberGuess"))
-    base = seed_source("NumberGuess")
+    # Not under the seed's name: that is reserved for the seed's own code.
+    meta = dataclasses.replace(describe(seed_class("NumberGuess")), name="OrbitGuess")
+    base = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
     # Every writer registers the same VARIANTS sources, in a different order.
     for i in range(VARIANTS):
         variant = (i + worker) % VARIANTS
@@ -53,12 +55,13 @@ def test_eight_concurrent_writers(registry_url):
 def test_writer_killed_mid_registration_leaves_no_partial_record(registry_url):
     Registry(registry_url).close()
     script = textwrap.dedent(f"""
+        import dataclasses
         from spade_envs import describe, seed_class
         from spade_envs.registry import Registry
         from spade_envs.seeds import seed_source
         registry = Registry({registry_url!r})
-        meta = describe(seed_class("Mastermind"))
-        base = seed_source("Mastermind")
+        meta = dataclasses.replace(describe(seed_class("Mastermind")), name="CodeBreak")
+        base = seed_source("Mastermind").replace("class Mastermind(", "class CodeBreak(")
         print("ready", flush=True)
         i = 0
         while True:  # bounded by the SIGKILL below

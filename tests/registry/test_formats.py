@@ -1,8 +1,13 @@
 """Corpus export/import: JSONL and Parquet round trips, a pip-installable package that
-registers its environments with Gymnasium, and SPADE environment pools (read, never run)."""
+registers its environments with Gymnasium, and SPADE environment pools (read, never run).
+
+Imports validate what they store (the file's status is never read); tests that are about
+the format, not validation, import with ``validate=False``. See ``test_import_trust.py``
+for the lies a file can tell."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -26,23 +31,23 @@ from spade_envs.registry.formats import (
 from spade_envs.seeds import seed_source
 
 EXPECTED_IDS = [
-    "spade/NumberGuess-v1",
+    "spade/HalvingGuess-v1",
     "spade/Nim-v1",
     "spade/Mastermind-v1",
-    "spade/NumberGuess-v2",
+    "spade/HalvingGuess-v2",
 ]
+#: NumberGuess renamed: a seed's name is reserved for the seed's own code.
+HALVING = seed_source("NumberGuess").replace("class NumberGuess(", "class HalvingGuess(")
+HALVING_META = dataclasses.replace(describe(seed_class("NumberGuess")), name="HalvingGuess")
 
 
 def populate(registry: Registry) -> Registry:
-    for name in ("NumberGuess", "Nim", "Mastermind"):
+    registry.register(HALVING, HALVING_META, status="validated", model="m-1")
+    for name in ("Nim", "Mastermind"):
         registry.register(
             seed_source(name), describe(seed_class(name)), status="validated", model="m-1"
         )
-    registry.register(
-        seed_source("NumberGuess") + "\n# v2\n",
-        describe(seed_class("NumberGuess")),
-        hint="Halve the interval each guess.",
-    )
+    registry.register(HALVING + "\n# v2\n", HALVING_META, hint="Halve the interval each guess.")
     return registry
 
 
@@ -68,17 +73,22 @@ def test_round_trip_keeps_sources_names_and_version_order(source_registry, tmp_p
     assert export_corpus(source_registry, out, fmt) == 4
     assert not out.with_name(out.name + ".partial").exists()
     target = fresh(tmp_path)
-    result = import_corpus(target, out)  # format detected from the suffix
+    result = import_corpus(target, out, budget="fast")  # format detected from the suffix
     assert result.format == fmt and result.skipped == 0 and result.problems == []
     assert [r.id for r in result.imported] == EXPECTED_IDS
     assert sources(target) == sources(source_registry)
-    v2 = target.get("spade/NumberGuess-v2")
+    v2 = target.get("spade/HalvingGuess-v2")
     assert v2.hint == "Halve the interval each guess." and v2.origin == "imported"
+    # Validated here on import (it was a "candidate" in the file), with its report stored.
+    assert v2.status == "validated" and target.validations(v2.id)[0].passed
     assert target.get("spade/Nim-v1").status == "validated"
     assert target.get("spade/Nim-v1").model == "m-1"
     assert target.get("spade/Nim-v1").kind == "game"
+    for record in result.imported:  # each status is its own report's verdict
+        (report,) = target.validations(record.id)
+        assert record.status == ("validated" if report.passed else "rejected"), record.id
 
-    again = import_corpus(target, out, fmt)
+    again = import_corpus(target, out, fmt)  # identical code: nothing validated again
     assert again.imported == [] and again.skipped == 4 and target.count() == 4
 
 
@@ -86,8 +96,9 @@ def test_round_trip_keeps_sources_names_and_version_order(source_registry, tmp_p
 def test_export_filters_by_status(source_registry, tmp_path, fmt):
     out = tmp_path / f"validated.{fmt}"
     assert export_corpus(source_registry, out, fmt, status="validated") == 3
-    result = import_corpus(fresh(tmp_path), out)
+    result = import_corpus(fresh(tmp_path), out, validate=False)
     assert [r.id for r in result.imported] == EXPECTED_IDS[:3]
+    assert {r.status for r in result.imported} == {"unvalidated"}
     with pytest.raises(SpadeError, match="status must be one of"):
         export_corpus(source_registry, out, fmt, status="shiny")
 
@@ -98,7 +109,12 @@ def test_parquet_columns(source_registry, tmp_path):
     table = pq.read_table(tmp_path / "c.parquet")
     assert str(table.schema.field("parents").type) == "list<element: string>"
     assert str(table.schema.field("created_at").type).startswith("timestamp[us")
-    assert table.column("name").to_pylist() == ["NumberGuess", "Nim", "Mastermind", "NumberGuess"]
+    assert table.column("name").to_pylist() == [
+        "HalvingGuess",
+        "Nim",
+        "Mastermind",
+        "HalvingGuess",
+    ]
     assert all(t is not None for t in table.column("created_at").to_pylist())
 
 
@@ -113,20 +129,23 @@ def test_malformed_jsonl_imports_nothing(registry_url, tmp_path):
     export_corpus(populate(fresh(tmp_path, "source")), out, "jsonl")
     lines = out.read_text(encoding="utf-8").splitlines()
     target = _target_with_one(registry_url)
-    bad_kind = json.loads(lines[2])
-    bad_kind["kind"] = "puzzle"
+    bad_extra = json.loads(lines[2])
+    bad_extra["extra"] = [1, 2]
+    deep = json.loads(lines[1])
+    deep["extra"] = {"a": json.loads("[" * 100 + "]" * 100)}
     cases = {
-        "line 3: kind must be one of": [*lines[:2], json.dumps(bad_kind), lines[3]],
+        "line 3: extra must be a JSON object": [*lines[:2], json.dumps(bad_extra), lines[3]],
         "line 2: not JSON": [lines[0], "{not json", *lines[1:]],
-        "line 4: missing field": [*lines[:3], json.dumps({"name": "Foo"})],
-        "line 3: 'not a name' cannot be an environment name": [
-            *lines[:2],
-            json.dumps({**bad_kind, "kind": "text", "name": "not a name"}),
+        r"line 4: missing field\(s\) source": [*lines[:3], json.dumps({"name": "Foo"})],
+        "line 2: JSON nested more than 64 levels deep": [
+            lines[0],
+            json.dumps(deep),
         ],
+        "line 1: JSON nested more than 64 levels deep": ["[" * 100_000],
     }
     tampered = json.loads(lines[3])
     tampered["source"] += "\n# edited after export\n"
-    cases["line 4: the source of NumberGuess does not match its sha256"] = [
+    cases["line 4: the source of HalvingGuess does not match its sha256"] = [
         *lines[:3],
         json.dumps(tampered),
     ]
@@ -134,7 +153,7 @@ def test_malformed_jsonl_imports_nothing(registry_url, tmp_path):
         path = tmp_path / "bad.jsonl"
         path.write_text("\n".join(content) + "\n", encoding="utf-8")
         with pytest.raises(SpadeError, match=message):
-            import_corpus(target, path)
+            import_corpus(target, path, validate=False)
         assert target.count() == 1, message
     target.close()
 
@@ -150,13 +169,13 @@ def test_malformed_parquet_imports_nothing(registry_url, tmp_path):
     good = tmp_path / "good.parquet"
     export_corpus(populate(fresh(tmp_path, "source")), good, "parquet")
     rows = pq.read_table(good).to_pylist()
-    rows[2]["max_turns"] = 0
+    rows[2]["extra"] = "[" * 1000 + "]" * 1000
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "bad_row.parquet")
-    with pytest.raises(SpadeError, match="row 3: max_turns must be a whole number"):
+    with pytest.raises(SpadeError, match="row 3: extra: JSON nested more than 64 levels deep"):
         import_corpus(target, tmp_path / "bad_row.parquet")
-    pq.write_table(pq.read_table(good).drop_columns(["kind"]), tmp_path / "no_kind.parquet")
-    with pytest.raises(SpadeError, match=r"missing column\(s\) kind"):
-        import_corpus(target, tmp_path / "no_kind.parquet")
+    pq.write_table(pq.read_table(good).drop_columns(["source"]), tmp_path / "no_src.parquet")
+    with pytest.raises(SpadeError, match=r"missing column\(s\) source"):
+        import_corpus(target, tmp_path / "no_src.parquet")
     assert target.count() == 1
     target.close()
 
@@ -179,15 +198,16 @@ def test_package_round_trip_and_tamper_detection(source_registry, tmp_path):
     assert export_corpus(source_registry, out, "package") == 4
     manifest = json.loads((out / "spade_corpus_x" / "manifest.json").read_text())
     assert [e["file"] for e in manifest["envs"]] == [
-        "envs/NumberGuess_v1.py",
+        "envs/HalvingGuess_v1.py",
         "envs/Nim_v1.py",
         "envs/Mastermind_v1.py",
-        "envs/NumberGuess_v2.py",
+        "envs/HalvingGuess_v2.py",
     ]
     assert detect_format(out) == "package"
     target = fresh(tmp_path)
-    result = import_corpus(target, out)
+    result = import_corpus(target, out, validate=False)
     assert [r.id for r in result.imported] == EXPECTED_IDS
+    assert {r.status for r in result.imported} == {"unvalidated"}  # not the manifest's
     assert sources(target) == sources(source_registry)
 
     tampered = out / "spade_corpus_x" / "envs" / "Nim_v1.py"
@@ -257,26 +277,37 @@ def test_installed_package_registers_gym_ids_in_a_fresh_process(installed_packag
         import gymnasium as gym
         import spade_corpus_x
         from spade_envs import GameSeatEnv
+        from spade_envs.error import UntrustedCodeError
         from spade_envs.registry import Registry
 
-        env = gym.make("spade/NumberGuess-v2", isolation="none")
+        try:
+            gym.make("spade/HalvingGuess-v2", isolation="none")  # not a seed: refused
+            refused = ""
+        except UntrustedCodeError as exc:
+            refused = str(exc)
+        env = gym.make("spade/HalvingGuess-v2", isolation="none", trust_code=True)
         observation, _ = env.reset(seed=1)
         total = sum(env.step(a)[1] for a in env.unwrapped.solution())
-        game = gym.make("spade/Nim-v1", isolation="none", opponent="random")
+        game = gym.make("spade/Nim-v1", isolation="none", opponent="random")  # a seed
         game.reset(seed=1)
         registry = Registry()
         before = registry.count()
-        records = spade_corpus_x.register_into(registry)
+        records = spade_corpus_x.register_into(registry, budget="fast")
         print(json.dumps({
             "observation": observation, "total": total, "before": before,
-            "seat": isinstance(game.unwrapped, GameSeatEnv),
+            "seat": isinstance(game.unwrapped, GameSeatEnv), "refused": refused,
             "ids": [r.id for r in records], "hint": registry.get(records[-1].id).hint,
+            "statuses": [r.status for r in records],
+            "verdicts": [registry.validations(r.id)[0].passed for r in records],
         }))
         """,
     )
+    assert "spade_corpus_x/envs/HalvingGuess_v2.py is not a packaged seed" in out["refused"]
     assert "whole number" in out["observation"] and out["total"] == 1.0 and out["seat"]
     assert out["before"] == 0  # gym.make built them from the package, not the SQL registry
     assert out["ids"] == EXPECTED_IDS and out["hint"] == "Halve the interval each guess."
+    # Validated on import: each status is its report's verdict, not the manifest's status.
+    assert out["statuses"] == [("validated" if v else "rejected") for v in out["verdicts"]]
 
 
 def test_installed_package_is_sandboxed_by_default(installed_package):
@@ -585,7 +616,7 @@ def test_spade_pool_import(registry_url, tmp_path):
     pool = build_pool(tmp_path)
     registry = Registry(registry_url)
     assert detect_format(pool) == "spade-pool"
-    result = import_corpus(registry, pool)
+    result = import_corpus(registry, pool, validate=False)
     assert [r.id for r in result.imported] == POOL_IDS and result.skipped == 0
     assert len(result.problems) == 2
     assert "game_00004_002_logical_deduction.py: expected one class" in result.problems[0]
@@ -596,7 +627,7 @@ def test_spade_pool_import(registry_url, tmp_path):
     modular = registry.get("spade/ModularSumEnv-v1")
     assert (modular.kind, modular.skill, modular.max_turns) == ("text", "math", 4)
     assert modular.description.startswith("Compute (a * b + c) mod m")
-    assert (modular.origin, modular.status, modular.model) == ("imported", "candidate", "")
+    assert (modular.origin, modular.status, modular.model) == ("imported", "unvalidated", "")
     hint = "Multiply first, add c, then take the remainder modulo m. Answer with one integer."
     assert result.hints == {modular.id: hint} and modular.hint == hint
     odd = registry.get("spade/OddDivisorEnv-v1")
@@ -616,7 +647,7 @@ def test_spade_pool_import(registry_url, tmp_path):
     assert registry.play_stats(sequence.id) == []
     assert set(result.play_stats) == {modular.id, odd.id}
 
-    again = import_corpus(registry, pool, "spade-pool")
+    again = import_corpus(registry, pool, "spade-pool", validate=False)
     assert again.imported == [] and again.skipped == 6 and len(again.problems) == 2
     assert registry.count() == 6
 
@@ -639,7 +670,7 @@ def test_spade_pool_without_games_or_with_bad_memory(tmp_path):
     pool.mkdir()
     (pool / "game_00001_000_logical_deduction.py").write_text(HEADER + ODD_DIVISOR)
     (pool / "env_memory.json").write_text("[{not json")
-    result = import_corpus(registry, pool)
+    result = import_corpus(registry, pool, validate=False)
     assert [r.id for r in result.imported] == ["spade/OddDivisorEnv-v1"]
     assert "env_memory.json: not readable JSON" in result.problems[0]
     assert result.play_stats == {}

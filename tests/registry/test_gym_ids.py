@@ -1,8 +1,10 @@
-"""gym.make("spade/<Name>-v<N>") through the registry: sandboxed by default, trusted on
-request, the "module:id" form, Gymnasium's own errors, and vector envs in subprocesses."""
+"""gym.make("spade/<Name>-v<N>") through the registry: sandboxed by default, in-process
+for seeds (and for other code only with trust_code=True), the "module:id" form,
+Gymnasium's own errors, and vector envs in subprocesses."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import pytest
 
 import spade_envs
 from spade_envs import GameSeatEnv, TextEnv, describe, seed_class
+from spade_envs.error import UntrustedCodeError
 from spade_envs.registry import Registry
 from spade_envs.sandbox import SandboxedEnv
 from spade_envs.seeds import seed_source
@@ -51,20 +54,27 @@ def test_trusted_mode_and_module_form(registry):
 
 
 def test_new_versions_of_registered_code(registry):
-    source = seed_source("LightsOut") + "\n# v2\n"
-    record = registry.register(source, describe(seed_class("LightsOut")))
-    assert record.id == "spade/LightsOut-v1"
-    env = gym.make("spade/LightsOut-v1", isolation="none")
-    assert play_solution(env) == 1.0
+    source = seed_source("LightsOut").replace("class LightsOut(", "class LampGrid(")
+    meta = dataclasses.replace(describe(seed_class("LightsOut")), name="LampGrid")
+    assert registry.register(source, meta).id == "spade/LampGrid-v1"
+    record = registry.register(source + "\n# v2\n", meta)
+    assert record.id == "spade/LampGrid-v2"
+    # Not a packaged seed: in-process only when the caller says it trusts the code.
+    with pytest.raises(UntrustedCodeError, match=r"spade/LampGrid-v2 is not a packaged seed"):
+        gym.make("spade/LampGrid-v2", isolation="none")
+    env = gym.make("spade/LampGrid-v2", isolation="none", trust_code=True)
+    assert isinstance(env.unwrapped, TextEnv) and play_solution(env) == 1.0
 
 
 def test_unknown_ids_raise_gymnasiums_errors_with_suggestions(registry):
-    registry.register(seed_source("Kayles"), describe(seed_class("Kayles")))
-    registry.register(seed_source("Kayles") + "\n#2\n", describe(seed_class("Kayles")))
+    source = seed_source("Kayles").replace("class Kayles(", "class Skittles(")
+    meta = dataclasses.replace(describe(seed_class("Kayles")), name="Skittles")
+    registry.register(source, meta)
+    registry.register(source + "\n#2\n", meta)
     with pytest.raises(gym.error.VersionNotFound, match=r"\[ `v1`, `v2` \]"):
-        gym.make("spade/Kayles-v5")
-    with pytest.raises(gym.error.NameNotFound, match="Did you mean: `Kayles`"):
-        gym.make("spade/Kayls-v1")
+        gym.make("spade/Skittles-v5")
+    with pytest.raises(gym.error.NameNotFound, match="Did you mean: `Skittles`"):
+        gym.make("spade/Skitles-v1")
 
 
 def test_async_vector_env_over_four_registered_envs_in_a_fresh_process(registry):

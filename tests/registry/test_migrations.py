@@ -48,7 +48,7 @@ def test_first_schema_is_upgraded_in_place_keeping_every_row(registry_url):
     # The new columns work for old and new rows alike.
     assert registry.set_hint(old.id, "guess the middle").hint == "guess the middle"
     new = registry.register(
-        seed_source("NumberGuess") + "\n# v2\n",
+        seed_source("NumberGuess"),  # the seed itself (its name is reserved for its code)
         describe(seed_class("NumberGuess")),
         prompt_sha256="b" * 64,
         extra={"note": 1},

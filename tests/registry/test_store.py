@@ -25,15 +25,17 @@ def test_ids_round_trip_and_reject_bad_ones():
 
 def test_versions_are_immutable_and_identical_code_is_a_no_op(registry_url):
     registry = Registry(registry_url)
-    source = seed_source("NumberGuess")
-    first = registry.register(source, meta(), status="validated")
-    assert first.id == "spade/NumberGuess-v1" and first.status == "validated"
-    assert registry.register(source, meta()) == first
+    # A seed's name is reserved for the seed's own code: changes go under another name.
+    source = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
+    orbit = dataclasses.replace(meta(), name="OrbitGuess")
+    first = registry.register(source, orbit, status="validated")
+    assert first.id == "spade/OrbitGuess-v1" and first.status == "validated"
+    assert registry.register(source, orbit) == first
     changed = source + "\n# a comment changes the code\n"
-    second = registry.register(changed, meta())
-    assert second.id == "spade/NumberGuess-v2" and second.source == changed
-    assert registry.get("spade/NumberGuess-v1").source == source
-    assert registry.versions("NumberGuess") == ["spade/NumberGuess-v1", "spade/NumberGuess-v2"]
+    second = registry.register(changed, orbit)
+    assert second.id == "spade/OrbitGuess-v2" and second.source == changed
+    assert registry.get("spade/OrbitGuess-v1").source == source
+    assert registry.versions("OrbitGuess") == ["spade/OrbitGuess-v1", "spade/OrbitGuess-v2"]
     assert registry.count() == 2
     registry.close()
 

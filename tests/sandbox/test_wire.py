@@ -51,10 +51,15 @@ def test_a_reward_lie_fails_only_that_env(pool, reward, match):
 
 @pytest.mark.parametrize(
     "attribute",
-    ['max_turns = "many"', "max_turns = 10**6", "reward_range = (1.0, 0.0)", 'reward_range = (0.0, float("inf"))'],
+    [
+        'max_turns = "many"',
+        "max_turns = 10**6",
+        "reward_range = (1.0, 0.0)",
+        'reward_range = (0.0, float("inf"))',
+    ],
 )
 def test_forged_metadata_fails_the_load_with_a_typed_error(pool, attribute):
-    source = env_source().replace('    max_turns = 20\n', f"    max_turns = 20\n    {attribute}\n")
+    source = env_source().replace("    max_turns = 20\n", f"    max_turns = 20\n    {attribute}\n")
     with pytest.raises(EnvCodeError, match="load"):
         open_env(source, pool=pool)
     assert_pool_still_works(pool)
