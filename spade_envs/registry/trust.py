@@ -1,0 +1,91 @@
+"""What the registry trusts: seed names are reserved, and never-validated code says so.
+
+A seed's name (``NumberGuess``, ``Nim``, ...) stands for the packaged seed and nothing
+else: :func:`check_seed_name` refuses to register other code under it (in any letter
+case), so ``spade/NumberGuess-v<N>`` can never be designer-written or imported code
+wearing a seed's name. :func:`warn_unvalidated` is what ``gym.make`` says about a version
+whose code was never validated (imported with ``--no-validate``) or was rejected.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ..error import SpadeError
+
+__all__ = [
+    "UNVALIDATED_STATUSES",
+    "ReservedNameError",
+    "UnvalidatedEnvWarning",
+    "check_seed_name",
+    "reserved_seed",
+    "warn_unvalidated",
+]
+
+
+class ReservedNameError(SpadeError):
+    """Code that is not a packaged seed was registered under a seed's name."""
+
+
+class UnvalidatedEnvWarning(UserWarning):
+    """``gym.make`` built a version whose code was never validated (or was rejected)."""
+
+
+def reserved_seed(name: str) -> str | None:
+    """The seed whose name ``name`` is (letter case ignored), or None.
+
+    Example:
+        ``reserved_seed("numberguess") == "NumberGuess"``; ``reserved_seed("Orbit") is None``.
+    """
+    from ..seeds import seed_names
+
+    wanted = name.lower() if isinstance(name, str) else ""
+    for seed in seed_names():
+        if seed.lower() == wanted:
+            return seed
+    return None
+
+
+def check_seed_name(name: str, source: str) -> None:
+    """Refuse ``source`` under ``name`` when the name is a seed's and the code is not that seed.
+
+    Raises:
+        ReservedNameError: ``name`` is a seed's name (in any letter case) and ``source`` is
+            not byte for byte that seed's packaged module.
+    """
+    seed = reserved_seed(name)
+    if seed is None:
+        return
+    from ..seeds import seed_source
+
+    if name == seed and source == seed_source(seed):
+        return
+    raise ReservedNameError(
+        f"{name!r} is the name of the packaged seed {seed}, and this code is not that seed: "
+        f"seed names are reserved, so spade/{seed}-v<N> always means the seed itself. Rename "
+        f"the environment class (e.g. 'My{seed}' or '{seed}Variant') and register it again."
+    )
+
+
+#: Statuses ``gym.make`` warns about: the code never passed validation here.
+UNVALIDATED_STATUSES = ("unvalidated", "rejected")
+
+
+def warn_unvalidated(env_id: str, status: str) -> None:
+    """Warn (:class:`UnvalidatedEnvWarning`) when ``status`` says the code was never validated."""
+    if status not in UNVALIDATED_STATUSES:
+        return
+    if status == "rejected":
+        what = f"failed validation (status 'rejected'; `spade-envs show {env_id}` says why)"
+    else:
+        what = (
+            "was imported without validation (status 'unvalidated'): nobody checked that it "
+            "is well-formed, deterministic or winnable"
+        )
+    warnings.warn(
+        f"{env_id} {what}. It runs in the sandbox by default all the same. Validate it with "
+        f"`spade-envs revalidate {env_id}` (or spade_envs.registry.validate_stored), which "
+        "stores the report and sets its status to validated or rejected.",
+        UnvalidatedEnvWarning,
+        stacklevel=3,
+    )
