@@ -11,7 +11,6 @@ designer must fix.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import hashlib
 import os
@@ -27,6 +26,7 @@ from ..sandbox import SandboxConfig, WorkerPool
 from ..sandbox.process import Worker
 from .budget import Budget, get_budget
 from .checks import DYNAMIC_CHECKS, check_seeds, run_check
+from .processes import run_in_processes
 from .report import CheckResult, ValidationReport
 from .static import StaticInfo, static_checks
 from .subject import Subject
@@ -307,8 +307,15 @@ def validate_many(
     budget: str | Budget = "default",
     workers: int | None = None,
     progress: Callable[[int, int, ValidationReport], None] | bool = True,
+    seed: int | None = None,
+    static_gate: bool = True,
 ) -> list[ValidationReport]:
-    """Validate many sources in parallel, one sandbox worker per core, in input order.
+    """Validate many sources in parallel, in input order.
+
+    The checks run in the validating process (Hypothesis included), so parallel
+    validations run in separate processes (``python -m spade_envs.validation.child``),
+    one per core, each with its own sandbox workers; with one worker, validation runs
+    here.
 
     Args:
         sources: Environment module sources.
@@ -316,25 +323,47 @@ def validate_many(
         workers: Parallel validations (default: number of cores).
         progress: A callback ``(done, total, report)``, True for a progress line on
             stderr, or False for silence.
+        seed: Seeds the check seeds (see :class:`Validator`).
+        static_gate: See :class:`Validator`.
     """
-    workers = workers or os.cpu_count() or 1
+    workers = max(1, min(workers or os.cpu_count() or 1, len(sources)))
     reports: list[ValidationReport | None] = [None] * len(sources)
     if progress is True:
         progress = _print_progress
-    with (
-        Validator(budget, pool_size=workers) as validator,
-        concurrent.futures.ThreadPoolExecutor(max_workers=workers) as executor,
-    ):
-        futures = {
-            executor.submit(validator.validate, s, filename=f"<env {i}>"): i
-            for i, s in enumerate(sources)
-        }
-        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-            index = futures[future]
-            reports[index] = future.result()
+    settings = (get_budget(budget), seed, static_gate)
+    if workers == 1:
+        _start_process_validator(*settings)
+        done_reports = ((i, _validate_in_process(s, f"<env {i}>")) for i, s in enumerate(sources))
+        for done, (index, report) in enumerate(done_reports, 1):
+            reports[index] = report
             if progress:
-                progress(done, len(sources), reports[index])
+                progress(done, len(sources), report)
+        return [r for r in reports if r is not None]
+    finished = run_in_processes(
+        sources, budget=settings[0], processes=workers, seed=seed, static_gate=static_gate
+    )
+    for done, (index, report) in enumerate(finished, 1):
+        reports[index] = report
+        if progress:
+            progress(done, len(sources), report)
     return [r for r in reports if r is not None]
+
+
+_process_validator: Validator | None = None
+
+
+def _start_process_validator(budget: Budget, seed: int | None, static_gate: bool) -> None:
+    """In a validation process: one Validator, closed when the process ends."""
+    global _process_validator
+    if _process_validator is not None:
+        _process_validator.close()
+    _process_validator = Validator(budget, pool_size=2, seed=seed, static_gate=static_gate)
+
+
+def _validate_in_process(source: str, filename: str) -> ValidationReport:
+    if _process_validator is None:
+        raise SpadeError("no validator in this process; call _start_process_validator first")
+    return _process_validator.validate(source, filename=filename)
 
 
 def _print_progress(done: int, total: int, report: ValidationReport) -> None:
