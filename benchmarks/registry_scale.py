@@ -149,11 +149,11 @@ def main() -> None:
     print(f"corpus: {total:,} versions in {db} ({db.stat().st_size / 1e6:,.0f} MB)")
 
     target_id = registry.list(skill="math", limit=1)[0].id
-    gym.make(target_id, isolation="none").close()  # first use: spec and class are cached
+    gym.make(target_id, isolation="none", trust_code=True).close()  # first use: spec and class are cached
     gym.make("CartPole-v1").close()
 
     def make_ours() -> None:
-        gym.make(target_id, isolation="none").close()
+        gym.make(target_id, isolation="none", trust_code=True).close()
 
     def make_cartpole() -> None:
         gym.make("CartPole-v1").close()

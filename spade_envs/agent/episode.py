@@ -85,8 +85,12 @@ def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget
             name, _version = parse_env_id(text)
         else:
             name, text = text, ""
-        if not registry.versions(name) and name in seeds:
-            registry.register(seed_source(name), describe(seeds[name]), status="validated")
+        if not text and name in seeds:
+            # A bare seed name means the packaged seed, never a newer version that merely
+            # took its name (old registries may hold one): register-or-find its exact code.
+            text = registry.register(
+                seed_source(name), describe(seeds[name]), status="validated"
+            ).id
         if not text:
             versions = registry.versions(name)
             if not versions:

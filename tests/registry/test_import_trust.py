@@ -90,6 +90,13 @@ def test_a_squatted_row_in_an_old_registry_never_runs_in_process(squatted):
     assert type(made).__module__ == "spade_envs.seeds.number_guess"
 
 
+def test_a_bare_seed_name_resolves_to_the_seed_not_the_squat(squatted):
+    from spade_envs.agent import resolve_envs
+
+    (target,) = resolve_envs(["NumberGuess"], squatted)
+    assert target.source == seed_source("NumberGuess") and target.env_id != "spade/NumberGuess-v1"
+
+
 def test_non_seed_code_in_process_needs_trust_code(registry):
     record = registry.register(ORBIT, ORBIT_META, status="validated")
     with pytest.raises(
