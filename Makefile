@@ -8,7 +8,22 @@ STAMP := $(VENV)/.installed-dev
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo demo-seeds test lint clean
+.PHONY: demo demo-seeds test lint clean sandbox-deps
+
+## sandbox-deps: bubblewrap and libseccomp, the sandbox's two main layers. As root with
+## apt-get they are installed; otherwise the command to run is printed (and the sandbox
+## refuses untrusted code only if both are missing).
+sandbox-deps:
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	  (ldconfig -p 2>/dev/null | grep -q libseccomp.so.2) || missing="$$missing libseccomp2"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      echo "installing$$missing (the sandbox's layers)"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    else \
+	      echo "The sandbox is missing$$missing. Install with: sudo apt-get install$$missing"; \
+	    fi; \
+	  fi
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,7 +40,7 @@ DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db
 ## demo: the main job: a short self-play run of SmolLM2-135M on the CPU (under 15 minutes
 ## on 2 cores; run again, it resumes or reports), its plots, and its registry opened by
 ## `spade-envs list` and gym.make
-demo: $(STAMP)
+demo: $(STAMP) sandbox-deps
 	$(BIN)/spade-envs train --preset cpu-tiny --run-dir $(RUN_DIR)
 	$(BIN)/spade-envs report $(RUN_DIR)
 	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/spade-envs list --sort regret --limit 10
@@ -42,7 +57,7 @@ demo-seeds: $(STAMP)
 	$(BIN)/spade-envs play Mastermind --seed 2 --auto solution --isolation sandbox
 
 ## test: set up and run the whole test suite (slow model tests included)
-test: $(STAMP)
+test: $(STAMP) sandbox-deps
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
 lint: $(STAMP)
