@@ -23,6 +23,7 @@ from .cli_web import WEB_COMMANDS
 from .core.episodes import random_text
 from .core.game_env import GameSeatEnv
 from .core.metadata import KINDS, SKILLS, describe
+from .core.terminal import terminal_safe
 from .core.text_game import TextGame
 from .error import SpadeError
 from .make import resolve
@@ -125,11 +126,11 @@ def info(name: str, source: bool, trust_code: bool) -> None:
 
         meta = static_metadata(text, origin="imported")
         for key in ("name", "kind", "skill", "description", "max_turns"):
-            click.echo(f"{key:>12}: {getattr(meta, key)}")
+            click.echo(f"{key:>12}: {terminal_safe(str(getattr(meta, key)))}")
         click.echo(f"{'':>12}  (read without running it; --trust-code loads it for knobs/tools)")
         if source:
             click.echo("")
-            click.echo(text)
+            click.echo(terminal_safe(text))
         return
     cls = resolve(name)
     meta = describe(cls)
@@ -288,16 +289,19 @@ def play(
     observation, _ = env.reset(seed=seed)
     interactive = auto is None and sys.stdin.isatty()
     seed_text = "a random seed" if seed is None else f"seed {seed}"
-    click.secho(f"== {title} ({seed_text}), {env.max_turns} turns at most", bold=True)
-    click.echo(observation)
+    click.secho(
+        f"== {terminal_safe(title)} ({seed_text}), {env.max_turns} turns at most", bold=True
+    )
+    # Everything the environment wrote goes through terminal_safe: no escape sequences.
+    click.echo(terminal_safe(observation))
     if show_hint:
-        click.secho(f"[hint] {env.hint()}", fg="yellow")
+        click.secho(f"[hint] {terminal_safe(env.hint())}", fg="yellow")
     actions = _auto_actions(env, auto, seed) if auto else None
     total, turn = 0.0, 0
     while True:
         if actions is not None:
             action = actions[turn] if turn < len(actions) else ""
-            click.secho(f"> {action}", fg="cyan")
+            click.secho(f"> {terminal_safe(action)}", fg="cyan")
         else:
             line = _read_line(interactive)
             if line is None or line.strip() == ":quit":
@@ -305,15 +309,15 @@ def play(
                 return
             command = line.strip()
             if command == ":hint":
-                click.secho(f"[hint] {env.hint()}", fg="yellow")
+                click.secho(f"[hint] {terminal_safe(env.hint())}", fg="yellow")
                 continue
             if command == ":solution":
-                click.secho(f"[solution] {' | '.join(env.solution())}", fg="yellow")
+                click.secho(f"[solution] {terminal_safe(' | '.join(env.solution()))}", fg="yellow")
                 continue
             if command == ":reset":
                 observation, _ = env.reset(seed=seed)
                 total, turn = 0.0, 0
-                click.echo(observation)
+                click.echo(terminal_safe(observation))
                 continue
             if command in (":help", ":?"):
                 click.echo("Commands: :hint :solution :reset :quit — anything else is your action.")
@@ -323,7 +327,7 @@ def play(
         total += float(reward)
         turn += 1
         click.echo(f"[turn {turn}] reward {float(reward):g}")
-        click.echo(observation)
+        click.echo(terminal_safe(observation))
         if terminated or truncated:
             verdict = "WON" if total >= env.reward_range[1] - 1e-9 else "not won"
             why = "terminated" if terminated else "out of turns"

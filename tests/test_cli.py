@@ -88,6 +88,30 @@ def test_play_a_file_runs_it_in_the_sandbox(tmp_path):
     assert "WON" in result.output
 
 
+def test_play_shows_escape_sequences_escaped(tmp_path):
+    """An observation that would clear the screen, set the title and reverse the text
+    prints as visible escapes."""
+    path = tmp_path / "escapes.py"
+    path.write_text(
+        "from spade_envs import TextEnv\n\n"
+        "class Escapes(TextEnv):\n"
+        "    max_turns = 1\n"
+        "    def _reset(self):\n"
+        "        return 'hi\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\\nnext line'\n"
+        "    def _step(self, action):\n"
+        "        return '\\x1b[31mred', float(action == 'x'), True\n"
+        "    def hint(self):\n"
+        "        return 'say x'\n"
+        "    def solution(self):\n"
+        "        return ['x']\n"
+    )
+    result = run("play", str(path), "--seed", "0", "--auto", "solution")
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+    assert "hi\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\nnext line" in result.output
+    assert "\\x1b[31mred" in result.output
+
+
 def test_play_a_seed_game_sandboxed():
     result = run("play", "Kayles", "--seed", "4", "--auto", "solution", "--isolation", "sandbox")
     assert result.exit_code == 0 and "[sandboxed:" in result.output and "WON" in result.output
