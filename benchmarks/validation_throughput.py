@@ -4,7 +4,9 @@ Validates the whole seed corpus at each budget with ``validate_many`` (one sandb
 validation per core) and prints, per budget: throughput per core, and where the time
 goes: starting sandbox workers (paid in the background by the warm pool, but paid) versus
 running the checks. A baseline measured in the same run: the bare cost of starting one
-sandbox worker.
+sandbox worker. Then how fast environments that never answer are rejected at ``fast``:
+one that hangs in its first step, and one that sleeps 0.3 s in every step (each call is
+within its limit; only the per-check wall clock stops it).
 
     python benchmarks/validation_throughput.py [--budgets fast default thorough]
 """
@@ -14,17 +16,37 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import textwrap
 import time
 
 from spade_envs.sandbox import Worker
 from spade_envs.seeds import seed_names, seed_source
-from spade_envs.validation import validate_many
+from spade_envs.validation import Validator, validate_many
 from spade_envs.validation.validator import validation_config
+
+SLOW_ENV = textwrap.dedent("""
+    import time
+    from spade_envs import TextEnv, boxed
+
+    class Slow(TextEnv):
+        description = "Guess a digit; every step waits."
+        max_turns = 6
+        def _reset(self):
+            self.n = self.rng.randint(1, 9)
+            return "Guess 1..9 as \\\\boxed{n}."
+        def _step(self, action):
+            WAIT
+            return ("yes", 1.0, True) if action == boxed(self.n) else ("no", 0.0, False)
+        def hint(self):
+            return "odd" if self.n % 2 else "even"
+        def solution(self):
+            return [boxed(self.n)]
+""")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budgets", nargs="+", default=["fast", "default", "thorough"])
+    parser.add_argument("--budgets", nargs="*", default=["fast", "default", "thorough"])
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     sources = [seed_source(n) for n in seed_names()]
@@ -51,6 +73,17 @@ def main() -> None:
             f"{checks:>7.1f}s {start / (start + checks):>10.0%} "
             f"{sum(r.passed for r in reports):>3}/{len(reports)}"
         )
+    # static_gate=False: `import time` would be refused before the sandbox is reached.
+    with Validator("fast", pool_size=2, static_gate=False) as validator:
+        validator.pool.wait_ready()
+        waits = (("hangs", "while True: pass"), ("sleeps 0.3 s a step", "time.sleep(0.3)"))
+        for label, wait in waits:
+            begin = time.perf_counter()
+            report = validator.validate(SLOW_ENV.replace("WAIT", wait))
+            seconds = time.perf_counter() - begin
+            reason = next((c.reason for c in report.failures), "")[:90]
+            verdict = "rejected" if not report.passed else "ACCEPTED"
+            print(f"an env that {label}: {verdict} in {seconds:.1f} s at fast ({reason})")
 
 
 if __name__ == "__main__":

@@ -287,8 +287,10 @@ def run_check(
         details = DYNAMIC_CHECKS[name](subject, budget, seeds) or {}
         passed, reason = True, ""
     except CheckFailed as exc:
+        subject.note_failure(exc)
         passed, reason, details = False, str(exc), {}
     except Exception as exc:  # a failure of the environment the check did not foresee
+        subject.note_failure(exc)
         passed, reason, details = False, f"{type(exc).__name__}: {str(exc)[:240]}", {}
     if subject.fatal:
         passed, reason = False, subject.fatal

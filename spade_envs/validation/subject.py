@@ -132,11 +132,28 @@ class Subject:
         """Wall seconds the next call may take: the per-call limit, within the check's."""
         left = self._deadline - time.monotonic()
         if left <= 0:
-            self._fail_slow(
-                f"the {self._check} check did not finish within {self.budget.check_timeout:g} s; "
-                "some calls are far too slow"
-            )
+            self._fail_slow(self._check_over())
         return max(0.05, min(self.config.call_timeout, left))
+
+    def _check_over(self) -> str:
+        return (
+            f"the {self._check} check did not finish within {self.budget.check_timeout:g} s of "
+            "wall-clock time: calls are far too slow (or sleep)"
+        )
+
+    def note_failure(self, exc: BaseException) -> None:
+        """Make a timeout anywhere in ``exc``'s chain fatal (a check may have wrapped it)."""
+        seen = set()
+        while exc is not None and id(exc) not in seen:
+            seen.add(id(exc))
+            if isinstance(exc, SandboxTimeout):
+                self.fatal = self.fatal or (
+                    f"a call in the {self._check} check did not return within "
+                    f"{self.config.call_timeout:g} s of wall-clock time (it hangs, sleeps or "
+                    f"waits): {exc}"
+                )
+                return
+            exc = exc.__cause__ or exc.__context__
 
     def timed(self, worker: Worker, what: str, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` (one call to ``worker``), failing the check when it is too slow."""
@@ -144,6 +161,8 @@ class Subject:
         try:
             result = fn()
         except SandboxTimeout:
+            if time.monotonic() >= self._deadline - 0.05:
+                self._fail_slow(self._check_over())
             self._fail_slow(
                 f"{what}() did not return within {self.config.call_timeout:g} s of wall-clock "
                 f"time (it hangs, sleeps or waits); keep every call under "
