@@ -19,7 +19,14 @@ import time
 import gymnasium as gym
 
 import spade_envs
-from spade_envs.sandbox import SandboxVectorEnv, WorkerPool, capabilities, open_seed, step_all
+from spade_envs.sandbox import (
+    SandboxConfig,
+    SandboxVectorEnv,
+    WorkerPool,
+    capabilities,
+    open_seed,
+    step_all,
+)
 from spade_envs.seeds import seed_source
 
 NEVER_WINS = "\\boxed{0}"  # a valid action that keeps NumberGuess-like episodes going
@@ -101,9 +108,18 @@ def main() -> None:
         remote_env.close()
         print(f"1. step, in-process:  {local * 1e6:8.1f} us (median of {args.steps})")
         print(f"   step, sandboxed:   {remote * 1e6:8.1f} us")
-        print(f"   overhead per step: {(remote - local) * 1e6:8.1f} us   (target < 100 us)")
+        print(f"   overhead per step: {(remote - local) * 1e6:8.1f} us   (target < 30 us)")
 
         warm = open_times(args.env, pool, args.opens)
+    # What the seccomp allow-list itself costs: the same worker without the filter.
+    with WorkerPool(SandboxConfig(seccomp=False), size=1) as plain_pool:
+        plain_env = open_seed(args.env, pool=plain_pool)
+        plain = median_step_seconds(plain_env, args.steps)
+        plain_env.close()
+    print(
+        f"   without seccomp:   {plain * 1e6:8.1f} us   (the allow-list filter costs "
+        f"{(remote - plain) * 1e6:+.1f} us a step)"
+    )
     with WorkerPool(size=0) as cold_pool:
         cold = open_times(args.env, cold_pool, max(3, args.opens // 4))
     print(

@@ -85,12 +85,13 @@ def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget
             name, _version = parse_env_id(text)
         else:
             name, text = text, ""
-        if not text and name in seeds:
+        if name in seeds and (not text or not registry.versions(name)):
             # A bare seed name means the packaged seed, never a newer version that merely
             # took its name (old registries may hold one): register-or-find its exact code.
-            text = registry.register(
+            seed_id = registry.register(
                 seed_source(name), describe(seeds[name]), status="validated"
             ).id
+            text = text or seed_id
         if not text:
             versions = registry.versions(name)
             if not versions:
