@@ -42,7 +42,7 @@ def main() -> None:
     model = load_model(args.model)
     print(f"model {model.name} loaded in {time.perf_counter() - start:.1f} s")
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, Validator("fast", pool_size=1) as validator:
+    with tempfile.TemporaryDirectory() as tmp, Validator("fast", pool_size=2) as validator:
         for mode, repair in (("new", 0), ("new", 1), ("edit", 0), ("edit", 1)):
             registry = Registry(f"sqlite:///{tmp}/{mode}-{repair}.db")
             registry.register_many(

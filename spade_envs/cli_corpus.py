@@ -211,7 +211,7 @@ def register(file: str, budget: str, origin: str) -> None:
         from .registry.trust import check_seed_name
 
         check_seed_name(early.name, source)  # before spending a validation on it
-    with Validator(budget, pool_size=1) as validator:
+    with Validator(budget, pool_size=2) as validator:
         report = validator.validate(source, filename=file)
     if not report.passed:
         click.echo(report.summary())

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.answers import leaks_answer, marked_answer
+from ..core.answers import leaked_encoding, marked_answer
 from ..error import SpadeError
 from .prompts import load_template
 
@@ -122,7 +122,8 @@ class HintWriter:
             answers = final_answers(source, self.seeds)
         except SpadeError as exc:
             return WrittenHint(hint, False, f"cannot play the environment to check: {exc}")
-        leaked = sorted(a for a in answers if leaks_answer(hint, a))
+        leaked = sorted((a, how) for a in answers if (how := leaked_encoding(hint, a)))
         if leaked:
-            return WrittenHint(hint, False, f"leaks the answer {leaked[0]!r}")
+            answer, how = leaked[0]
+            return WrittenHint(hint, False, f"leaks the answer {answer!r} ({how})")
         return WrittenHint(hint, True)

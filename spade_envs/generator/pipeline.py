@@ -243,7 +243,7 @@ class Designer:
         from ..validation import Validator
 
         if self._validator is None:
-            self._validator = Validator(self.config.budget, pool_size=1)
+            self._validator = Validator(self.config.budget, pool_size=2)
         report = DesignerReport(getattr(self.model, "name", str(self.model)), self.config)
         start = time.perf_counter()
         self.memory.sync()

@@ -139,7 +139,7 @@ def prepare(trainer: Any) -> None:
             if cfg.designer.corpus
             else sample_corpus(max_words=words)
         )
-        trainer.validator = Validator(cfg.designer.budget, pool_size=1)
+        trainer.validator = Validator(cfg.designer.budget, pool_size=2)
 
     # The models and the learner (LoRA is applied here, seeded).
     trainer.trainer_model, generator = load_models(
