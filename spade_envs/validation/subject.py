@@ -69,6 +69,9 @@ class Subject:
         #: Set when a call never returned: every later check is skipped with this reason.
         self.fatal = ""
         self.workers_started = 0
+        # Workers whose loaded instance is still unused: the first env() there takes it as
+        # it is, since a play (gym.make, a rollout) meets exactly that first instance.
+        self._untouched: set[int] = set()
 
     # ----- lifecycle -------------------------------------------------------------------------
     def begin(self, check: str) -> None:
@@ -84,6 +87,7 @@ class Subject:
     def adopt(self, worker: Worker, meta: dict[str, Any]) -> None:
         """Use an already loaded worker as the main one."""
         self._workers["main"] = worker
+        self._untouched.add(id(worker))
         self.meta = dict(meta)
 
     def _worker(self, role: str) -> Worker:
@@ -94,6 +98,7 @@ class Subject:
             worker, meta = self._open_worker()
             self.workers_started += 1
             self._workers[role] = worker
+            self._untouched.add(id(worker))
             self.meta = self.meta or dict(meta)
         return worker
 
@@ -101,8 +106,12 @@ class Subject:
     def env(self, *, clean: bool = False, opponent: str = "best") -> Guarded:
         """A fresh single-agent instance (games: seat 0 against ``opponent``)."""
         worker = self._worker("clean" if clean else "main")
-        seat = 0 if self.is_game else None
-        extra = self.call(worker, "renew", seat=seat, opponent=opponent)
+        if not self.is_game and id(worker) in self._untouched:
+            self._untouched.discard(id(worker))
+            extra: Any = {}
+        else:
+            seat = 0 if self.is_game else None
+            extra = self.call(worker, "renew", seat=seat, opponent=opponent)
         if not isinstance(extra, dict):
             raise CheckFailed("renew() returned malformed metadata")
         meta = {**self.meta, **extra}
@@ -115,7 +124,10 @@ class Subject:
     def game(self) -> SandboxedGame:
         """A fresh whole game (for PettingZoo's ``api_test``); calls are wall-limited only."""
         worker = self._worker("main")
-        self.call(worker, "renew", seat=None, opponent="best")
+        if id(worker) in self._untouched:
+            self._untouched.discard(id(worker))
+        else:
+            self.call(worker, "renew", seat=None, opponent="best")
         return SandboxedGame(worker, self.meta, self.config)
 
     def claims(self, env: Guarded) -> dict[str, Any]:
