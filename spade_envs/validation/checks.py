@@ -21,7 +21,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.answers import leaked_encoding, marked_answer
-from ..core.episodes import Episode, play_episode, random_text, repeated, scripted
+from ..core.episodes import (
+    Episode,
+    Transition,
+    play_episode,
+    random_text,
+    repeated,
+    scripted,
+)
 from .budget import Budget
 from .fuzz import FuzzFailure, ProbeFailure, fuzz_env, probe_episodes
 from .subject import CheckFailed, Subject
@@ -204,12 +211,31 @@ def check_trivial(subject: Subject, budget: Budget, seeds: list[int]) -> dict[st
         if len(set(solution)) > 1:
             policies["repeating the first solution action"] = repeated(solution[0])
         for label, policy in policies.items():
-            if _won(_play(env, policy, seed, f"playing {label}"), env):
+            episodes = [_play(env, policy, seed, f"playing {label}")]
+            if subject.has_hint:  # as a hinted play runs: reset, hint(), then the steps
+                episodes.append(_play_after_hint(env, policy, seed, f"playing {label}"))
+            if any(_won(episode, env) for episode in episodes):
+                after = " after hint() was asked" if not _won(episodes[0], env) else ""
                 raise CheckFailed(
-                    f"seed {seed}: {label} reaches the maximum reward {_top(env):g}; the task "
-                    "must require the right actions (check the answer strictly)"
+                    f"seed {seed}: {label} reaches the maximum reward {_top(env):g}{after}; "
+                    "the task must require the right actions (check the answer strictly)"
                 )
     return {"seeds": len(seeds)}
+
+
+def _play_after_hint(env: Any, policy: Any, seed: int, what: str) -> Episode:
+    """An episode played the way a hinted rollout plays it: ``hint()`` between the reset
+    and the first step (an environment must not get easier because its hint was asked)."""
+    observation, _ = _call("reset()", env.reset, seed=seed)
+    _call("hint()", env.hint)
+    episode = Episode(seed=seed, first_observation=observation, reward_range=env.reward_range)
+    for turn in range(env.max_turns + 1):
+        action = policy(observation, turn)
+        observation, reward, terminated, truncated, _ = _call(what, env.step, action)
+        episode.transitions.append(Transition(action, observation, reward, terminated, truncated))
+        if terminated or truncated:
+            break
+    return episode
 
 
 def check_solved_at_reset(subject: Subject, budget: Budget, seeds: list[int]) -> None:

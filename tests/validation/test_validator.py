@@ -156,3 +156,28 @@ def test_pool_size_is_honoured():
         assert v.pool.size == 0
     with Validator("fast", pool_size=3) as v:
         assert v.pool.size == 3
+
+
+def test_an_env_that_gets_easier_once_its_hint_was_asked_is_rejected(validator):
+    """A hinted rollout asks hint() between reset and the first step; an environment that
+    then lets anything win would fake regret, so trivial policies are also played so."""
+    source = textwrap.dedent("""
+        from spade_envs import TextEnv, boxed
+
+        class EasyWithHint(TextEnv):
+            max_turns = 3
+            def _reset(self):
+                self.n, self.asked = self.rng.randint(10, 99), False
+                return "Guess 10..99 as \\\\boxed{n}."
+            def _step(self, action):
+                won = self.asked or action == boxed(self.n)
+                return ("yes", 1.0, True) if won else ("no", 0.0, False)
+            def hint(self):
+                self.asked = True
+                return "it has two digits"
+            def solution(self):
+                return [boxed(self.n)]
+    """)
+    report = validator.validate(source)
+    assert not report.passed
+    assert "after hint() was asked" in report.check("trivial").reason
