@@ -47,6 +47,7 @@ class SandboxConfig:
         call_timeout: Wall-clock seconds for any other call (reset, step, ...).
         max_message_bytes: Largest answer the worker may send (bounds observations
             and info dicts).
+        max_source_chars: Largest module source the parent compiles for a worker.
         max_observation_chars: Longest observation accepted from the worker.
         extra_env: Extra environment variables for the worker (the rest is cleared).
         preload: Modules the worker imports before it drops privileges and installs
@@ -75,6 +76,7 @@ class SandboxConfig:
     load_timeout: float = 20.0
     call_timeout: float = 10.0
     max_message_bytes: int = 4_000_000
+    max_source_chars: int = 1_000_000
     max_observation_chars: int = 65_536
     extra_env: dict[str, str] = field(default_factory=dict)
     preload: tuple[str, ...] = ()
@@ -90,6 +92,7 @@ class SandboxConfig:
             "max_processes",
             "tmp_size_mb",
             "max_message_bytes",
+            "max_source_chars",
             "max_observation_chars",
         ):
             value = getattr(self, name)

@@ -7,7 +7,6 @@ the worker itself.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 from typing import Any, Literal
@@ -222,9 +221,12 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
     def solution(self) -> list[str]:
         result = self._worker.call("solution")
         _expect(
-            isinstance(result, list) and all(isinstance(a, str) for a in result),
+            isinstance(result, list)
+            and len(result) <= 10_000
+            and all(isinstance(a, str) and len(a) <= DEFAULT_ACTION_LENGTH for a in result),
             "solution",
-            "something other than a list of action strings",
+            f"something other than a list of action strings (each at most "
+            f"{DEFAULT_ACTION_LENGTH} characters)",
         )
         return result
 
@@ -270,13 +272,19 @@ class SandboxedGame(_Remote, AECEnv):
         _expect(isinstance(snapshot, dict), op, "a malformed game state")
         agents = snapshot.get("agents")
         _expect(
-            isinstance(agents, list) and set(agents) <= set(self.possible_agents),
+            isinstance(agents, list)
+            and all(isinstance(a, str) for a in agents)
+            and set(agents) <= set(self.possible_agents),
             op,
             "unknown agents",
         )
         self.agents = list(agents)
         selection = snapshot.get("agent_selection")
-        _expect(selection in self.possible_agents, op, "an unknown agent_selection")
+        _expect(
+            isinstance(selection, str) and selection in self.possible_agents,
+            op,
+            "an unknown agent_selection",
+        )
         self.agent_selection = selection
         for key, attr in (
             ("rewards", "rewards"),
@@ -418,7 +426,7 @@ def open_env(
     if pool is None:
         pool = default_pool() if config is None else WorkerPool(config, size=0)
     config = pool.config
-    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    code = pool.compiled(source, filename)
     worker = pool.acquire()
     try:
         meta = worker.call(
@@ -429,19 +437,12 @@ def open_env(
             knobs=knobs,
             seat=seat,
             opponent=opponent,
-            code=pool.compiled(digest),
+            code=code,
         )
-    except SandboxError:
-        worker.kill()
-        raise
-    try:
         meta = checked_metadata(meta)
     except SandboxError:
         worker.kill()
         raise
-    code = meta.pop("code", None)
-    if isinstance(code, str):
-        pool.remember(digest, code)
     if meta.get("kind") == "game":
         return SandboxedGame(worker, meta, config, render_mode=render_mode)
     return SandboxedEnv(worker, meta, config, render_mode=render_mode)

@@ -255,6 +255,19 @@ def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str
     return args + ["--"]
 
 
+#: The configuration fields a worker reads (see ``worker.main``).
+_WORKER_SETTINGS = (
+    "uid",
+    "gid",
+    "memory_mb",
+    "cpu_seconds",
+    "file_size_mb",
+    "open_files",
+    "max_processes",
+    "max_message_bytes",
+    "preload",
+)
+
 #: Per-worker uids come from [WORKER_UID_BASE, WORKER_UID_BASE + 2**30): far above the
 #: uids and subuid ranges distributions hand out, and below the 32-bit ``(uid_t)-1``.
 WORKER_UID_BASE = 1_000_000
@@ -278,7 +291,9 @@ def worker_command(
 ) -> tuple[list[str], dict[str, bool]]:
     """The argv that starts a worker, and the layers it will have."""
     layers = effective_layers(config)
-    settings = config.to_dict()
+    # Only what the worker itself needs: no timeouts (the parent enforces them) or other
+    # settings that would tell a validation worker from a play worker.
+    settings = {key: getattr(config, key) for key in _WORKER_SETTINGS}
     settings.update(
         drop_uid=layers["drop_uid"],
         seccomp=layers["seccomp"],

@@ -2,18 +2,21 @@
 
 Workers are single-use: a worker that hosted one environment is killed when the
 environment closes. The pool keeps ``size`` fresh workers ready, starting new ones
-in a background thread, and remembers compiled module code by source hash so a
-module is compiled once and every later environment of it loads the code object.
+in a background thread, and compiles each module once, here in the parent, so every
+environment of it loads the same code object.
 """
 
 from __future__ import annotations
 
 import atexit
+import base64
 import collections
+import hashlib
+import marshal
 import threading
 import weakref
 
-from ..error import SandboxError
+from ..error import EnvCodeError, SandboxError
 from .config import SandboxConfig
 from .process import Worker
 
@@ -90,14 +93,40 @@ class WorkerPool:
                 lambda: len(self._ready) >= self.size or self._closed, timeout
             )
 
-    def compiled(self, digest: str) -> str | None:
-        """Marshalled code of a module source already compiled in this pool, if any."""
-        return self._code.get(digest)
+    def compiled(self, source: str, filename: str) -> str:
+        """The source compiled here, in the trusted parent, marshalled for a worker.
 
-    def remember(self, digest: str, code: str) -> None:
-        if len(self._code) > 512:
-            self._code.pop(next(iter(self._code)))
-        self._code[digest] = code
+        Compiled once per source (keyed by its SHA-256). Code is never taken back from a
+        worker: one could have patched ``marshal`` and poisoned every later load.
+
+        Raises:
+            EnvCodeError: The source does not compile (a syntax error, too deeply nested,
+                or larger than ``config.max_source_chars``).
+        """
+        digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+        with self._lock:
+            code = self._code.get(digest)
+        if code is not None:
+            return code
+        if len(source) > self.config.max_source_chars:
+            raise EnvCodeError(
+                f"load() refused a source of {len(source)} characters, over the limit of "
+                f"{self.config.max_source_chars}",
+                exc_type="SourceTooLarge",
+            )
+        try:
+            compiled = compile(source, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+            raise EnvCodeError(
+                f"load() raised {type(exc).__name__}: {str(exc)[:300]}",
+                exc_type=type(exc).__name__,
+            ) from None
+        code = base64.b64encode(marshal.dumps(compiled)).decode("ascii")
+        with self._lock:
+            if len(self._code) > 512:
+                self._code.pop(next(iter(self._code)))
+            self._code[digest] = code
+        return code
 
     def close(self) -> None:
         """Stop the idle workers and the refill thread."""

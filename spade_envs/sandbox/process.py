@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
 
+from ..core.terminal import terminal_safe
 from ..error import (
     EnvCodeError,
     SandboxBroken,
@@ -267,12 +268,12 @@ class Worker:
         if answer["ok"] is True:
             return answer.get("result")
         error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
-        exc_type = str(error.get("type", "Error"))[:100]
-        message = str(error.get("message", ""))[:4000]
+        exc_type = terminal_safe(str(error.get("type", "Error")), one_line=True, limit=100)
+        message = terminal_safe(str(error.get("message", "")), limit=4000)
         raise EnvCodeError(
             f"{op}() raised {exc_type}: {message}",
             exc_type=exc_type,
-            remote_traceback=str(error.get("traceback", ""))[:4000],
+            remote_traceback=terminal_safe(str(error.get("traceback", "")), limit=4000),
         )
 
     @contextlib.contextmanager
@@ -287,7 +288,10 @@ class Worker:
                 f"{op}() did not finish within {timeout:g} s; the sandbox worker was killed"
             ) from None
         except SandboxCrashed:
-            self._process.wait(timeout=5)
+            try:  # a worker that closed its pipe may still be alive: never wait for long
+                self._process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.kill()
             how = _signal_name(self._process.returncode, via_bwrap=self.layers["bubblewrap"])
             self._fail(f"the worker died during {op}() ({how})")
             raise SandboxCrashed(f"the sandbox worker died during {op}(): {how}") from None

@@ -68,6 +68,7 @@ class SandboxVectorEnv(VectorEnv):
         self.num_envs = num_envs
         count = max(1, min(num_envs, workers or os.cpu_count() or 1))
         self._slices: list[tuple[Worker, int]] = []
+        code = pool.compiled(source, filename)
         try:
             for copies in _split(num_envs, count):
                 worker = pool.acquire()
@@ -81,6 +82,7 @@ class SandboxVectorEnv(VectorEnv):
                     seat=None,
                     opponent="best",
                     copies=copies,
+                    code=code,
                 )
         except BaseException:
             self.close_extras()

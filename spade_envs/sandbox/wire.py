@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import time
 from typing import Any
@@ -41,14 +42,23 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON (the worker must not send NaN or infinity)")
 
 
+# A \uD800-\uDFFF escape: the worker's encoder writes characters, never escapes, so one
+# in a message was forged, and a lone surrogate would break every later UTF-8 encode
+# (saved trajectories, stored reports).
+_SURROGATE_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F]")
+
+
 def decode(body: bytes) -> Any:
-    """Parse one message body; NaN and infinity literals are refused.
+    """Parse one message body: strict UTF-8 JSON, no NaN or infinity, no lone surrogates.
 
     Raises:
         ValueError, RecursionError, UnicodeDecodeError: The body is not plain JSON (or is
             nested too deeply, or holds an integer over Python's digit limit).
     """
-    return json.loads(body.decode("utf-8", "surrogatepass"), parse_constant=_no_constants)
+    text = body.decode("utf-8")  # strict: surrogates are not UTF-8
+    if _SURROGATE_ESCAPE.search(body):
+        raise ValueError("the message holds a surrogate escape (\\ud800-\\udfff)")
+    return json.loads(text, parse_constant=_no_constants)
 
 
 def _milliseconds_left(deadline: float | None) -> int:

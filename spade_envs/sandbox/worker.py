@@ -117,7 +117,8 @@ class _Host:
         from spade_envs.core.text_game import TextGame
 
         digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
-        compiled_here = code is None
+        # The parent compiles (it never takes code back from a worker, which could have
+        # patched marshal); a worker given no code compiles the source itself.
         if code is None:
             compiled = compile(source, filename, "exec")
         else:
@@ -130,20 +131,21 @@ class _Host:
         cls = find_env_class(module)
         meta = describe(cls).to_dict()
         self.cls, self.knobs = cls, dict(knobs)
+        agents: list[str] = []
         for _ in range(max(1, int(copies))):
             env = cls(**knobs)
-            if isinstance(env, TextGame) and seat is not None:
-                env = GameSeatEnv(env, seat=seat, opponent=opponent)
-                meta.update(kind="text", max_turns=env.max_turns, description=env.description)
+            if isinstance(env, TextGame):
+                agents = list(env.possible_agents)
+                if seat is not None:
+                    env = GameSeatEnv(env, seat=seat, opponent=opponent)
+                    meta.update(kind="text", max_turns=env.max_turns, description=env.description)
             self.envs.append(env)
         self._ended = [False] * len(self.envs)
         self.kind = "game" if isinstance(env, TextGame) else "env"
-        meta["possible_agents"] = list(getattr(env, "possible_agents", []))
+        meta["possible_agents"] = agents
         meta["render_modes"] = list(env.metadata.get("render_modes", []))
         if meta["kind"] == "tool":
             meta["tool_schemas"] = env.function_schemas()
-        if compiled_here:
-            meta["code"] = base64.b64encode(marshal.dumps(compiled)).decode("ascii")
         return meta
 
     # ----- single-agent calls ---------------------------------------------------------------
@@ -303,21 +305,21 @@ def serve(channel: Any, host: _Host, max_bytes: int) -> None:
                 raise ValueError(f"unknown operation {op!r}")
             result = getattr(host, op)(**request.get("args", {}))
         except BaseException as exc:  # SystemExit and friends from env code included
-            data = json.dumps({"ok": False, "error": _describe(exc)}).encode()
+            data = json.dumps({"ok": False, "error": _describe(exc)}, ensure_ascii=False).encode()
         else:
             try:
                 data = encoder.encode({"ok": True, "result": result})
-                data = data.encode("utf-8", "surrogatepass")
+                data = data.encode("utf-8")  # strict: a lone surrogate is not text
             except (TypeError, ValueError, RecursionError) as exc:
                 error = {
                     "type": "UnserializableResult",
                     "message": f"{op}() returned a value that cannot cross the wire "
-                    f"({str(exc)[:_MAX_TEXT]}): a reward must be a finite number and "
+                    f"({_plain(str(exc)[:_MAX_TEXT])}): a reward must be a finite number and "
                     "observations, info and answers plain JSON values (no NaN, infinity, "
                     "cycles or objects)",
                     "traceback": "",
                 }
-                data = json.dumps({"ok": False, "error": error}).encode()
+                data = json.dumps({"ok": False, "error": error}, ensure_ascii=False).encode()
         if len(data) > max_bytes:
             # Still answer, so the parent can name the problem instead of seeing a kill.
             data = json.dumps(
@@ -339,10 +341,15 @@ def serve(channel: Any, host: _Host, max_bytes: int) -> None:
 def _describe(exc: BaseException) -> dict[str, str]:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
-        "type": type(exc).__name__,
-        "message": str(exc)[:_MAX_TEXT],
-        "traceback": tb[-_MAX_TEXT:],
+        "type": _plain(type(exc).__name__),
+        "message": _plain(str(exc)[:_MAX_TEXT]),
+        "traceback": _plain(tb[-_MAX_TEXT:]),
     }
+
+
+def _plain(text: str) -> str:
+    """``text`` with lone surrogates written out (``\\udc80``): valid UTF-8 for the wire."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def main() -> None:

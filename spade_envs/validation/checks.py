@@ -39,18 +39,39 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # gymnasium colours its warnings
 
 
 def check_seeds(count: int, seed: int | None = None) -> list[int]:
-    """Seeds the checks play, half small and half from the whole 31-bit range.
+    """Seeds the checks play, spread evenly over magnitudes from 0 to 2**31.
 
-    An environment cannot tell a validation seed from a play seed by its size; with
-    ``seed=None`` they are drawn afresh for every validation, so it cannot know them.
+    Drawn log-uniformly, so small seeds (tests, examples), the ranges trainers use and
+    large ones all come up: an environment cannot tell a validation seed from a play seed
+    by its size. With ``seed=None`` they are drawn afresh for every validation, so it
+    cannot know them either.
     """
     rng = random.Random(secrets.randbits(64) if seed is None else seed)
     seeds: list[int] = []
     while len(seeds) < max(1, count):
-        value = rng.randrange(1000) if len(seeds) % 2 == 0 else rng.randrange(1000, 2**31)
+        value = int(math.exp(rng.uniform(0.0, math.log(2**31)))) - 1
         if value not in seeds:
             seeds.append(value)
     return seeds
+
+
+def _plausible_answers(seed: int) -> Any:
+    """A policy of wrong answers in the forms real agents use (a cheat that lets any
+    real-looking answer win must be caught, so these must not look like filler)."""
+    rng = random.Random(seed)
+    words = ["yes", "north", "submit", "done", "left", "A", "open the door", "42"]
+
+    def policy(_observation: str, turn: int) -> str:
+        form = (turn + seed) % 4
+        if form == 0:
+            return "\\boxed{" + str(rng.randrange(10**6, 10**7)) + "}"
+        if form == 1:
+            return rng.choice(words)
+        if form == 2:
+            return "<answer>" + rng.choice(words) + "</answer>"
+        return "I think it is " + str(rng.randrange(10**5, 10**6))
+
+    return policy
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -77,6 +98,40 @@ def _won(episode: Episode, env: Any) -> bool:
 
 def _play(env: Any, policy: Any, seed: int, what: str) -> Episode:
     return _call(what, play_episode, env, policy, seed=seed)
+
+
+# ----- plays as production opens them --------------------------------------------------------
+def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
+    """Each worker's first episode on the instance its load built, call for call as
+    ``gym.make`` or a rollout plays it (load, reset, ``hint()`` when hinted, steps): wrong
+    answers lose, and the solution computed elsewhere wins. An environment that behaves
+    one way under the validator's later calls and another in a fresh process fails here."""
+    trivial_seed, solution_seed = seeds[0], seeds[1 % len(seeds)]
+    planner = subject.env()  # the main worker's first episode
+    first = _play(planner, _plausible_answers(trivial_seed), trivial_seed, "a first play")
+    if _won(first, planner):
+        raise CheckFailed(
+            f"seed {trivial_seed}: wrong answers win the first episode of a fresh sandbox "
+            "worker; the task must require the right actions"
+        )
+    solution = _solution_of(planner, solution_seed)
+    player = subject.env(role="clean")  # never asked for solution()
+    episode = _play(player, solution, solution_seed, "playing the solution in a fresh worker")
+    if not _won(episode, player):
+        raise CheckFailed(
+            f"seed {solution_seed}: solution() {_short(solution, 100)} returned "
+            f"{episode.total_reward:g}, not the maximum {_top(player):g}, when played as the "
+            "first episode of a fresh sandbox worker (where solution() never ran)"
+        )
+    if subject.has_hint:
+        hinted = subject.env(role="hinted")
+        policy = _plausible_answers(solution_seed)
+        if _won(_play_after_hint(hinted, policy, None, "a first hinted play"), hinted):
+            raise CheckFailed(
+                "wrong answers win a hinted first episode of a fresh sandbox worker (reset, "
+                "hint(), then the steps); the hint must not make the task easier to fake"
+            )
+    return {"seeds": [trivial_seed, solution_seed]}
 
 
 # ----- check_env / api_test --------------------------------------------------------------------
@@ -144,7 +199,7 @@ def check_determinism(subject: Subject, budget: Budget, seeds: list[int]) -> dic
         others = {
             "the same instance": lambda: first,
             "a fresh instance": subject.env,
-            "a fresh sandbox worker": lambda: subject.env(clean=True),
+            "a fresh sandbox worker": lambda: subject.env(role="clean"),
         }
         for label, make in others.items():
             other = _trace(make(), seed, actions, subject.has_hint)
@@ -185,7 +240,7 @@ def check_solution(subject: Subject, budget: Budget, seeds: list[int]) -> dict[s
     opponents = ["best", "random"] if subject.is_game else ["best"]
     for opponent in opponents:
         planner = subject.env(opponent=opponent)
-        player = subject.env(clean=True, opponent=opponent)
+        player = subject.env(role="clean", opponent=opponent)
         for seed in seeds:
             solution = _solution_of(planner, seed)
             episode = _play(player, solution, seed, "playing the solution")
@@ -223,7 +278,7 @@ def check_trivial(subject: Subject, budget: Budget, seeds: list[int]) -> dict[st
     return {"seeds": len(seeds)}
 
 
-def _play_after_hint(env: Any, policy: Any, seed: int, what: str) -> Episode:
+def _play_after_hint(env: Any, policy: Any, seed: int | None, what: str) -> Episode:
     """An episode played the way a hinted rollout plays it: ``hint()`` between the reset
     and the first step (an environment must not get easier because its hint was asked)."""
     observation, _ = _call("reset()", env.reset, seed=seed)
@@ -250,23 +305,17 @@ def check_solved_at_reset(subject: Subject, budget: Budget, seeds: list[int]) ->
 
 
 def check_info(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
-    """``info["success"]`` agrees with the rewards: wins are counted from rewards, and an
-    environment whose info says otherwise is lying to whoever reads it."""
+    """``info["success"]`` agrees with the rewards on every episode the checks played (and
+    on the solution and empty-action episodes played here): wins are counted from
+    rewards, and an environment whose info says otherwise is lying to whoever reads it."""
     env = subject.env()
-    played = 0
-    for seed in seeds:
+    for seed in seeds[:3]:
         solution = _solution_of(env, seed)
-        for label, policy in (("solution()", solution), ("the empty action", repeated(""))):
-            episode = _play(env, policy, seed, f"playing {label}")
-            played += 1
-            claimed = env.last_info.get("success")
-            if claimed is not None and bool(claimed) != _won(episode, env):
-                raise CheckFailed(
-                    f"seed {seed}: playing {label} returned {episode.total_reward:g} but info "
-                    f"says success={claimed!r}; wins are counted from rewards, so report "
-                    "success only when the return reaches the maximum (or leave it out)"
-                )
-    return {"episodes": played}
+        _play(env, solution, seed, "playing solution()")
+        _play(env, repeated(""), seed, "playing the empty action")
+    if subject.info_lie:
+        raise CheckFailed(subject.info_lie)
+    return {}
 
 
 def check_hint_leak(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
@@ -293,6 +342,7 @@ def check_hint_leak(subject: Subject, budget: Budget, seeds: list[int]) -> dict[
 
 
 DYNAMIC_CHECKS: dict[str, Callable[[Subject, Budget, list[int]], Any]] = {
+    "fresh_play": check_fresh_play,
     "check_env": check_gym_api,
     "fuzz": check_fuzz,
     "determinism": check_determinism,

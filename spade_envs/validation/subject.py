@@ -68,6 +68,8 @@ class Subject:
         self._check = ""
         #: Set when a call never returned: every later check is skipped with this reason.
         self.fatal = ""
+        #: The first episode whose ``info["success"]`` disagreed with its rewards.
+        self.info_lie = ""
         self.workers_started = 0
         # Workers whose loaded instance is still unused: the first env() there takes it as
         # it is, since a play (gym.make, a rollout) meets exactly that first instance.
@@ -103,32 +105,35 @@ class Subject:
         return worker
 
     # ----- instances -------------------------------------------------------------------------
-    def env(self, *, clean: bool = False, opponent: str = "best") -> Guarded:
-        """A fresh single-agent instance (games: seat 0 against ``opponent``)."""
-        worker = self._worker("clean" if clean else "main")
-        if not self.is_game and id(worker) in self._untouched:
+    def env(self, *, role: str = "main", opponent: str = "best") -> Guarded:
+        """A single-agent instance (games: seat 0 against ``opponent``) in ``role``'s worker.
+
+        Roles: ``main`` (``solution()`` may be called), ``clean`` and ``hinted`` (it never
+        is). The first instance a worker hands out is the one its load built, as a play
+        (``gym.make``, a rollout) meets it; later ones are fresh instances. Every worker is
+        loaded as a play loads it (games: seat 0 against the best opponent), and what
+        the worker says while renewing is ignored: the metadata checks and wins are
+        judged by is the load's, checked against the source.
+        """
+        worker = self._worker(role)
+        if id(worker) in self._untouched and opponent == "best":
             self._untouched.discard(id(worker))
-            extra: Any = {}
         else:
-            seat = 0 if self.is_game else None
-            extra = self.call(worker, "renew", seat=seat, opponent=opponent)
-        if not isinstance(extra, dict):
-            raise CheckFailed("renew() returned malformed metadata")
-        meta = {**self.meta, **extra}
+            self._untouched.discard(id(worker))
+            self.call(worker, "renew", seat=0 if self.is_game else None, opponent=opponent)
+        meta = {**self.meta, "kind": "text"} if self.is_game else self.meta
         try:
             proxy = SandboxedEnv(worker, meta, self.config)
         except SandboxError as exc:
             raise CheckFailed(str(exc)) from None
-        return Guarded(proxy, self, worker, clean=clean)
+        return Guarded(proxy, self, worker, clean=role != "main")
 
     def game(self) -> SandboxedGame:
         """A fresh whole game (for PettingZoo's ``api_test``); calls are wall-limited only."""
         worker = self._worker("main")
-        if id(worker) in self._untouched:
-            self._untouched.discard(id(worker))
-        else:
-            self.call(worker, "renew", seat=None, opponent="best")
-        return SandboxedGame(worker, self.meta, self.config)
+        self._untouched.discard(id(worker))
+        self.call(worker, "renew", seat=None, opponent="best")
+        return SandboxedGame(worker, {**self.meta, "kind": "game"}, self.config)
 
     def claims(self, env: Guarded) -> dict[str, Any]:
         """The environment's self-report about its episode (used only to reject)."""
@@ -188,6 +193,17 @@ class Subject:
             )
         return result
 
+    def episode_ended(self, episode_return: float, top: float, info: dict[str, Any]) -> None:
+        """Compare what ``info`` says of the episode with its rewards (every episode played)."""
+        claimed = info.get("success")
+        won = episode_return >= top - 1e-6
+        if claimed is not None and bool(claimed) != won and not self.info_lie:
+            self.info_lie = (
+                f"an episode of the {self._check} check returned {episode_return:g} but its "
+                f"info says success={claimed!r:.20}; wins are counted from rewards, so report "
+                "success only when the return reaches the maximum (or leave it out)"
+            )
+
     def _fail_slow(self, reason: str) -> None:
         self.fatal = self.fatal or reason
         raise TooSlow(reason)
@@ -208,6 +224,7 @@ class Guarded:
         self.max_turns = proxy.max_turns
         self.reward_range = proxy.reward_range
         self.last_info: dict[str, Any] = {}
+        self._return = 0.0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.proxy, name)
@@ -220,12 +237,15 @@ class Guarded:
         observation, info = self._limited(
             "reset", lambda: self.proxy.reset(seed=seed, options=options)
         )
-        self.last_info = info
+        self.last_info, self._return = info, 0.0
         return observation, info
 
     def step(self, action: str) -> Any:
         result = self._limited("step", lambda: self.proxy.step(action))
         self.last_info = result[4]
+        self._return += result[1]
+        if result[2] or result[3]:
+            self.subject.episode_ended(self._return, self.reward_range[1], result[4])
         return result
 
     def hint(self) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..error import EnvCodeError, SandboxError, SandboxTimeout, SpadeError
 from ..sandbox import SandboxConfig, WorkerPool
+from ..sandbox.env import checked_metadata
 from ..sandbox.process import Worker
 from .budget import Budget, get_budget
 from .checks import DYNAMIC_CHECKS, check_seeds, run_check
@@ -143,23 +144,20 @@ class Validator:
         timings["sandbox_start"] += time.perf_counter() - start
         # What starting this worker cost, even when a warm pool paid it in the background.
         timings["worker_start"] = timings.get("worker_start", 0.0) + worker.start_seconds
-        digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         try:
+            # Loaded as a play loads it (games: seat 0 against the best opponent), from
+            # code compiled here: the worker gives nothing back but answers.
             meta = worker.call(
                 "load",
                 timeout=self.config.load_timeout,
                 source=source,
                 filename=filename,
                 knobs={},
-                seat=None,
+                seat=0 if info.kind == "game" else None,
                 opponent="best",
-                code=self.pool.compiled(digest),
+                code=self.pool.compiled(source, filename),
             )
-            if not isinstance(meta, dict):
-                raise EnvCodeError("load() returned malformed metadata", exc_type="ReturnTypeError")
-            code = meta.pop("code", None)
-            if isinstance(code, str):
-                self.pool.remember(digest, code)
+            meta = checked_metadata(meta)
             _check_metadata(meta, info, self.budget)
         except SandboxError:
             worker.kill()
@@ -190,7 +188,7 @@ class Validator:
             lambda: self._open(source, filename, info, timings),
             self.config,
             self.budget,
-            is_game=meta.get("kind") == "game",
+            is_game=info.kind == "game",
             has_hint=info.has_hint,
         )
         subject.adopt(worker, meta)
@@ -235,7 +233,7 @@ def _check_metadata(meta: dict[str, Any], info: StaticInfo, budget: Budget) -> N
             f"load() reported the class {name!r:.60}, but the source defines {info.env_name!r}",
             exc_type="MetadataMismatch",
         )
-    expected = {"duck": "text"}.get(info.kind, info.kind)
+    expected = {"duck": "text", "game": "text"}.get(info.kind, info.kind)  # games: seat 0
     if info.kind and meta.get("kind") != expected:
         raise EnvCodeError(
             f"load() reported kind {meta.get('kind')!r:.20}, but the source declares {expected!r}",

@@ -12,7 +12,7 @@ from pettingzoo.test import api_test
 import spade_envs
 from spade_envs import GameSeatEnv, TextGame
 from spade_envs.core.episodes import play_episode, scripted
-from spade_envs.sandbox import SandboxedEnv, SandboxedGame, open_seed
+from spade_envs.sandbox import SandboxedEnv, SandboxedGame, open_env, open_seed
 from spade_envs.seeds import seed_names
 
 
@@ -106,18 +106,36 @@ def test_async_vector_env_builds_sandboxed_envs_in_its_workers():
 def test_pool_reuses_compiled_code_and_counts_warm_starts(pool):
     before = pool.warm_starts
     pool.wait_ready()
+    source = spade_envs.seeds.seed_source("Mastermind")
     env = open_seed("Mastermind", pool=pool)
     env.close()
-    digest = (
-        __import__("hashlib")
-        .sha256(spade_envs.seeds.seed_source("Mastermind").encode())
-        .hexdigest()
-    )
-    assert pool.compiled(digest) is not None
+    code = pool.compiled(source, "mastermind.py")  # compiled once, here in the parent
+    assert pool.compiled(source, "other.py") is code
     assert pool.warm_starts == before + 1
     again = open_seed("Mastermind", pool=pool)  # loads the cached code object
     again.reset(seed=0)
     again.close()
+
+
+def test_code_is_compiled_by_the_parent_never_taken_from_a_worker(pool):
+    """A worker that patches marshal.dumps cannot poison what later workers run."""
+    from .conftest import env_source
+
+    source = env_source(
+        init="""
+        import marshal
+        marshal.dumps = lambda *a, **k: b"poison"
+        """
+    )
+    env = open_env(source, pool=pool)
+    env.close()
+    import base64
+    import marshal
+
+    code = marshal.loads(base64.b64decode(pool.compiled(source, "x.py")))
+    assert code.co_filename != "poison" and "Hostile" in code.co_names
+    with pytest.raises(spade_envs.error.EnvCodeError, match="SyntaxError"):
+        open_env("def broken(:\n", pool=pool)
 
 
 def test_step_all_runs_envs_in_parallel_and_isolates_failures(pool):

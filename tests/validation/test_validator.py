@@ -49,7 +49,8 @@ def test_failures_become_feedback_lines_for_the_designer(validator):
     report = validator.validate(source)
     assert not report.passed
     assert re.match(r"seed \d+: playing solution\(\)", report.check("solution").reason)
-    assert re.match(r"- solution: seed \d+", report.feedback())
+    assert re.match(r"seed \d+: solution\(\) .* fresh sandbox", report.check("fresh_play").reason)
+    assert re.match(r"- fresh_play: seed \d+", report.feedback())
 
 
 HANGS_ON_BLANK = textwrap.dedent("""
@@ -81,11 +82,12 @@ def test_a_call_that_never_returns_rejects_at_once():
 
     with Validator("fast", pool_size=2) as fast:
         report = fast.validate(HANGS_ON_BLANK)
-    assert not report.passed and len(report.checks) == 14
+    assert not report.passed and len(report.checks) == 15
     (failed,) = report.failures
-    assert "did not return within 2 s of wall-clock time" in failed.reason
+    # The call's own limit, or (on a loaded machine) the check's, whichever came first.
+    assert re.search(r"did not (return|finish) within \d+ s of wall-clock time", failed.reason)
     later = report.checks[report.checks.index(failed) + 1 :]
-    assert later and all(c.skipped and "did not return within" in c.reason for c in later)
+    assert later and all(c.skipped and c.reason == f"skipped: {failed.reason}" for c in later)
 
 
 def test_validate_many_reports_progress_in_input_order():
