@@ -29,6 +29,7 @@ __all__ = [
     "boxed",
     "leaks_answer",
     "leaked_encoding",
+    "secret_parts",
     "marked_answer",
 ]
 
@@ -246,8 +247,10 @@ def leaks_answer(text: str, answer: str) -> bool:
 
 
 def _invisible_removed(text: str) -> str:
-    """``text`` without format characters (zero-width spaces and joiners, bidi marks)."""
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+    """``text`` NFKC-folded (full-width digits become ASCII) without format characters
+    (zero-width spaces and joiners, bidi marks)."""
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", text)
 
 
 def _encodings(answer: str) -> dict[str, list[str]]:
@@ -258,7 +261,6 @@ def _encodings(answer: str) -> dict[str, list[str]]:
         "hex": [raw.hex(), raw.hex().upper()],
         "base64": [base64.b64encode(raw).decode("ascii").rstrip("=")],
         "rot13": [codecs.encode(answer, "rot13")],
-        "spaced out": [sep.join(answer) for sep in (" ", "-", ".", "_")],
     }
     words = answer.split()
     if len(words) > 1:
@@ -270,22 +272,53 @@ def _encodings(answer: str) -> dict[str, list[str]]:
     return forms
 
 
-def leaked_encoding(text: str, answer: str) -> str:
-    """How ``text`` gives ``answer`` away: ``"verbatim"``, an encoding's name, or ``""``.
+def _separated(text: str, answer: str) -> bool:
+    """Whether ``text`` spells ``answer``'s letters and digits in order with only other
+    characters between them ("4, 2, 7", "4-2-7", "4 2 7"), as a whole word."""
+    skeleton = [c for c in answer.lower() if c.isalnum()]
+    if not 3 <= len(skeleton) <= 64:
+        return False
+    pattern = r"(?<![^\W_])" + r"[\W_]{0,3}".join(map(re.escape, skeleton)) + r"(?![^\W_])"
+    return re.search(pattern, text.lower()) is not None
 
-    Besides the answer itself as a whole word (:func:`leaks_answer`), simple
-    disguises count: reversed, hex, base64, rot13, spaced-out characters, words in
-    reverse order, a number in hex or binary, and any of these with zero-width
-    characters sprinkled in. Disguises are only looked for when the answer has at
-    least three characters, so that short coincidences are not called leaks.
+
+#: Longest answer whose disguises are looked for (the search is linear in the hint for
+#: each disguise; a longer "answer" is not a secret a hint could spell out anyway).
+_MAX_DISGUISED = 256
+
+
+def leaked_encoding(text: str, answer: str) -> str:
+    """How ``text`` gives ``answer`` away: ``"verbatim"``, a disguise's name, or ``""``.
+
+    Besides the answer itself as a whole word (:func:`leaks_answer`), simple disguises
+    count: reversed, hex, base64, rot13, its letters and digits separated by other
+    characters, words in reverse order, a number in hex or binary, and any of these in
+    full-width or other compatibility characters or with zero-width characters sprinkled
+    in. Disguises are only looked for when the answer has three to 256 characters, so
+    that short coincidences are not called leaks.
     """
     visible = _invisible_removed(text)
     if leaks_answer(text, answer) or leaks_answer(visible, answer):
         return "verbatim"
-    if len(answer) < 3:
+    if not 3 <= len(answer) <= _MAX_DISGUISED:
         return ""
+    if _separated(visible, answer):
+        return "spaced out"
     for name, forms in _encodings(answer).items():
         for form in forms:
             if form != answer and len(form) >= 3 and leaks_answer(visible, form):
                 return name
     return ""
+
+
+def secret_parts(action: str) -> list[str]:
+    """What a hint must not give away of a solution's final action.
+
+    The marked answer (``\boxed{}`` or ``<answer>``) when there is one; otherwise the
+    numbers in the action ("open 4721" gives "4721"): a number is a secret, while a
+    command such as "done", "move north" or "set A4" names a move the hint may discuss.
+    """
+    marked = marked_answer(action)
+    if marked:
+        return [marked]
+    return re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", action)

@@ -54,7 +54,7 @@ ALLOWED: dict[str, str] = {
     "faccessat": "os.access",
     "faccessat2": "os.access",
     "getcwd": "os.getcwd",
-    "fcntl": "descriptor flags (non-blocking pipes)",
+    "fcntl": "descriptor flags and duplicates only, no locks (an argument rule)",
     "dup": "descriptor copies",
     "dup2": "descriptor copies",
     "dup3": "descriptor copies",
@@ -115,6 +115,10 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: ioctl requests a worker may make: terminal query (isatty), bytes readable, close-on-exec,
 #: non-blocking (Linux numbers, the same on x86_64 and aarch64).
 _IOCTLS = (0x5401, 0x541B, 0x5421, 0x5450, 0x5451)
+
+#: fcntl commands a worker may use: F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
+#: F_DUPFD_CLOEXEC (locks on a readable host file could stall its writers).
+_FCNTLS = (0, 1, 2, 3, 4, 1030)
 
 #: Calls a test makes inside a worker to prove they are denied: (name, a reason).
 DENIED_PROBES: dict[str, str] = {
@@ -189,6 +193,7 @@ def build_filter(pid: int | None = None, *, writable_files: bool = False) -> Any
         "open": [(sc.Arg(1, sc.MASKED_EQ, _WRITE_FLAGS, 0),) if read_only else ()],
         "openat": [(sc.Arg(2, sc.MASKED_EQ, _WRITE_FLAGS, 0),) if read_only else ()],
         "ioctl": [(sc.Arg(1, sc.EQ, request),) for request in _IOCTLS],
+        "fcntl": [(sc.Arg(1, sc.EQ, command),) for command in _FCNTLS],
         "tgkill": [(sc.Arg(0, sc.EQ, pid),)],
         "kill": [(sc.Arg(0, sc.EQ, pid),)],
         # prlimit64(0, resource, NULL, old): read this process's own limit, set nothing.

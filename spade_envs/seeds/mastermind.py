@@ -59,9 +59,8 @@ class Mastermind(TextEnv):
         return f"{guess}: {exact} exact, {partial} partial. Guesses left: {left}.", 0.0, False
 
     def hint(self) -> str:
-        # The distinct digits only: listing every digit would spell out a code such as 4444.
-        digits = ", ".join(sorted(set(self.code)))
-        return f"The code uses only these digits (some may repeat): {digits}."
+        # One position only: listing the digits would spell out a code such as 4444 or 1234.
+        return f"The first digit of the code is {self.code[0]}."
 
     def solution(self) -> list[str]:
         # Open with a 1122-style guess, then always play the first code consistent with

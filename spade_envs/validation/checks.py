@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..core.answers import leaked_encoding, marked_answer
+from ..core.answers import leaked_encoding, secret_parts
 from ..core.episodes import (
     Episode,
     Transition,
@@ -329,15 +329,15 @@ def check_hint_leak(subject: Subject, budget: Budget, seeds: list[int]) -> dict[
         hint = _call("hint()", env.hint)
         if not hint.strip():
             raise CheckFailed(f"seed {seed}: hint() must return a non-empty string, got {hint!r}")
-        # Only a marked answer (\boxed{} or <answer>) can leak; a final command such as
-        # "done" or "move north" is not a secret.
-        final = marked_answer(solution[-1])
-        how = leaked_encoding(hint, final)
-        if how:
-            raise CheckFailed(
-                f"seed {seed}: the hint {_short(hint, 100)} contains the final answer "
-                f"{final!r} ({how}); give help that still leaves the last step to the agent"
-            )
+        # The marked answer, or the numbers and codes of an unmarked final action; a
+        # final command such as "done" or "move north" is not a secret.
+        for final in secret_parts(solution[-1]):
+            how = leaked_encoding(hint, final)
+            if how:
+                raise CheckFailed(
+                    f"seed {seed}: the hint {_short(hint, 100)} contains the final answer "
+                    f"{final!r} ({how}); give help that still leaves the last step to the agent"
+                )
     return {"seeds": len(seeds)}
 
 

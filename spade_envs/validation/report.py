@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..core.terminal import terminal_safe
 from ..error import SpadeError
 
 __all__ = ["VALIDATOR_VERSION", "CheckResult", "ValidationReport"]
@@ -34,6 +35,11 @@ class CheckResult:
     seconds: float = 0.0
     skipped: bool = False
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Reasons quote environment output (exception messages, observations): escape
+        # control sequences once, here, so every printer and store gets safe text.
+        self.reason = terminal_safe(str(self.reason))
 
 
 @dataclass

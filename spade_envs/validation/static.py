@@ -43,7 +43,9 @@ FORBIDDEN_CALLS: frozenset[str] = frozenset(
     "__import__ eval exec compile open breakpoint exit quit globals".split()
 )
 _ESCAPE_ATTRIBUTES = frozenset(
-    "__subclasses__ __globals__ __builtins__ __code__ __closure__ __loader__ __import__".split()
+    """__subclasses__ __globals__ __builtins__ __code__ __closure__ __loader__ __import__
+    __traceback__ tb_frame tb_next f_globals f_locals f_builtins f_back f_code gi_frame
+    gi_code cr_frame ag_frame __self__ __func__ __spec__ __reduce__ __reduce_ex__""".split()
 )
 # CPython 3.11's parser keeps per-interpreter recursion bookkeeping that concurrent
 # ast.parse calls from threads can corrupt ("AST constructor recursion depth mismatch");

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.terminal import terminal_safe
 from ..error import EnvCodeError, SandboxError, SandboxTimeout, SpadeError
 from ..sandbox import SandboxConfig, WorkerPool
 from ..sandbox.env import checked_metadata
@@ -239,6 +240,14 @@ def _check_metadata(meta: dict[str, Any], info: StaticInfo, budget: Budget) -> N
             f"load() reported kind {meta.get('kind')!r:.20}, but the source declares {expected!r}",
             exc_type="MetadataMismatch",
         )
+    for key in ("name", "skill", "description"):
+        text = str(meta.get(key, ""))
+        if terminal_safe(text) != text:
+            raise EnvCodeError(
+                f"the {key} holds control or format characters ({terminal_safe(text)[:80]!r}); "
+                "write plain text (they would rewrite the terminal of whoever lists it)",
+                exc_type="MetadataMismatch",
+            )
     turns = meta.get("max_turns")
     if info.max_turns is not None and turns != info.max_turns:
         raise EnvCodeError(

@@ -155,3 +155,37 @@ def test_extract_boxed_handles_many_unclosed_boxes():
     # 20,000 unclosed boxes: the old rescan-per-box version took minutes here.
     text = "\\boxed{" * 20_000 + "\\boxed{7}"
     assert extract_boxed(text) == "7"
+
+
+@pytest.mark.parametrize(
+    ("hint", "answer", "how"),
+    [
+        ("the answer is 4721", "4721", "verbatim"),
+        ("code 1274 backwards", "4721", "reversed"),
+        ("bytes 34373231", "4721", "hex"),
+        ("NDcyMQ if you can decode it", "4721", "base64"),
+        ("uryyb jbeyq", "hello world", "rot13"),
+        ("digits in order: 4, 7, 2, 1.", "4721", "spaced out"),
+        ("4-7-2-1", "4721", "spaced out"),
+        ("4\u200b7\u200b2\u200b1", "4721", "verbatim"),
+        ("full width \uff14\uff17\uff12\uff11", "4721", "verbatim"),
+        ("as hex: 0x1271", "4721", "as a hex number"),
+        ("world hello", "hello world", "words reversed"),
+        ("between 47 and 21", "4721", ""),  # words between the parts: not a spelling
+        ("the code has four digits", "4721", ""),
+        ("it is 7", "7", ""),  # too short to be a secret
+    ],
+)
+def test_leaked_encoding_names_the_disguise(hint, answer, how):
+    from spade_envs.core.answers import leaked_encoding
+
+    assert leaked_encoding(hint, answer) == how
+
+
+def test_secret_parts_of_marked_and_unmarked_final_actions():
+    from spade_envs.core.answers import secret_parts
+
+    assert secret_parts("\\boxed{42}") == ["42"]
+    assert secret_parts("<answer>Paris</answer>") == ["Paris"]
+    assert secret_parts("open 4721 now") == ["4721"]
+    assert secret_parts("move north") == []

@@ -74,7 +74,8 @@ LABEL = re.compile(
     r"^# attack: (?P<category>[a-z0-9_-]+) expect: (?P<expect>rejected|denied|contained)"
     r"(?: \[(?P<checks>[a-z_, ]+)\])?"
     r"(?P<unless>(?: denied-unless:(?: [a-z-]+(?:\([a-z0-9_, ]+\))?)+))?"
-    r"(?: only: (?P<only>[a-z, -]+))?\s*$"
+    r"(?: only: (?P<only>[a-z, -]+))?"
+    r"(?: residual: (?P<residual>.+?))?\s*$"
 )
 _UNLESS_ITEM = re.compile(r"([a-z-]+)(?:\(([a-z0-9_, ]+)\))?")
 
@@ -113,6 +114,9 @@ class Program:
     checks: tuple[str, ...]
     allowed: dict[str, tuple[str, ...]]  # config -> attempts that may succeed ("*": all)
     only: tuple[str, ...]
+    #: A hole known and written down in the closing note: the case is a strict xfail, so
+    #: it shows in every run and turns red once the hole is closed.
+    residual: str = ""
 
     @property
     def name(self) -> str:
@@ -141,12 +145,18 @@ def parse_label(path: Path) -> Program:
             allowed[config] = tuple(n.strip() for n in names.split(",")) if names else ("*",)
     only = tuple(n.strip() for n in (match["only"] or "").split(",") if n.strip())
     checks = tuple(c.strip() for c in (match["checks"] or "").split(",") if c.strip())
-    return Program(path, match["category"], match["expect"], checks, allowed, only)
+    residual = (match["residual"] or "").strip()
+    return Program(path, match["category"], match["expect"], checks, allowed, only, residual)
 
 
 PROGRAMS = [parse_label(p) for p in sorted(ATTACKS.glob("*.py"))]
 CASES = [
-    pytest.param(program, config, id=f"{config}-{program.name}")
+    pytest.param(
+        program,
+        config,
+        id=f"{config}-{program.name}",
+        marks=[pytest.mark.xfail(strict=True, reason=program.residual)] if program.residual else [],
+    )
     for program in PROGRAMS
     for config in program.configs()
     if config in _selected()

@@ -112,9 +112,7 @@ def test_bounded_fork_loop_is_denied(pool):
 def test_running_programs_is_denied(pool, attempt, denied):
     """Each attempt either ran the program (reported as "ran") or failed with ``denied``."""
     code = (
-        "try:\n"
-        + textwrap.indent(attempt, "    ")
-        + "\nexcept BaseException as exc:\n"
+        "try:\n" + textwrap.indent(attempt, "    ") + "\nexcept BaseException as exc:\n"
         "    return type(exc).__name__, 0.0, False\n"
         'return "ran", 0.0, False'
     )

@@ -308,7 +308,7 @@ def test_the_seccomp_filter_is_an_allow_list_that_denies_each_probe():
         except Exception:
             continue  # not a system call on this architecture
         assert name not in seccomp.ALLOWED
-        assert f"# filter for syscall \"{name}\"" not in pfc, f"{name} has a rule"
+        assert f'# filter for syscall "{name}"' not in pfc, f"{name} has a rule"
     assert {"socket", "io_uring_setup", "clone", "execve", "ptrace", "bpf"} <= set(numbers)
     code = attempt(
         "import ctypes, json\n"
@@ -343,3 +343,17 @@ def test_without_bubblewrap_as_root_with_python_under_root():
         assert env.isolation["uid"] >= WORKER_UID_BASE and env.isolation["seccomp"] is True
         assert env.step(env.solution()[0])[0]
         env.close()
+
+
+def test_validation_and_play_workers_get_the_same_command_line():
+    """Nothing in argv tells a validation worker from a play worker (timeouts are the
+    parent's business), so code cannot behave well only while it is being validated."""
+    from spade_envs.validation.validator import validation_config
+
+    play = dataclasses.replace(TIGHT, call_timeout=30.0, load_timeout=60.0, uid=123_456)
+    check = dataclasses.replace(validation_config(TIGHT), uid=123_456)
+    assert check.call_timeout != play.call_timeout
+    play_argv, _ = isolation.worker_command(play)
+    check_argv, _ = isolation.worker_command(check)
+    assert play_argv == check_argv
+    assert "timeout" not in play_argv[-1]

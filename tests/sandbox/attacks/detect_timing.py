@@ -1,4 +1,4 @@
-# attack: detection expect: rejected
+# attack: detection expect: rejected residual: a black-box validator cannot pace every step like a model on a CPU (seconds per turn)
 """Validator detection by the pace of the calls.
 
 A validator steps within microseconds of the last answer; an agent is a language model

@@ -1,9 +1,11 @@
-# attack: detection expect: rejected
+# attack: detection expect: rejected only: all, no-bwrap, no-seccomp
 """Validator detection from the worker's own command line.
 
-The worker gets its settings as JSON in argv, and validation workers run with a
-call_timeout of max(2, 4 * budget.call_seconds) = 2 s where production workers have
-SandboxConfig's 10 s. No import is needed: the worker module's globals (reached through
+The worker gets its settings as JSON in argv; validation workers once ran with a
+call_timeout of 2 s there where production workers had 10 s. Now argv carries no
+timeouts (tests/sandbox/test_layers.py checks that validation and play workers get the
+same argv), so with the static gate off this program is an honest environment and is
+validated; with it on, the frame walk is refused. No import is needed: the worker module's globals (reached through
 a traceback) hold ``sys``. Honest when the call timeout is short, any answer wins
 otherwise.
 """

@@ -1,4 +1,4 @@
-# attack: per-process expect: rejected [determinism, solution]
+# attack: per-process expect: rejected [determinism, solution] residual: every worker of one validation sees the same date; replaying validated trajectories at first use is not built
 """State outside the instance that every worker of one validation shares: the date.
 
 The salt is today's date, read at import (datetime is on the import allow-list). The
