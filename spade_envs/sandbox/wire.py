@@ -48,6 +48,9 @@ def _no_constants(name: str) -> Any:
 _SURROGATE_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F]")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)  # built once: loads() builds one a call
+
+
 def decode(body: bytes) -> Any:
     """Parse one message body: strict UTF-8 JSON, no NaN or infinity, no lone surrogates.
 
@@ -56,9 +59,9 @@ def decode(body: bytes) -> Any:
             nested too deeply, or holds an integer over Python's digit limit).
     """
     text = body.decode("utf-8")  # strict: surrogates are not UTF-8
-    if _SURROGATE_ESCAPE.search(body):
+    if b"\\u" in body and _SURROGATE_ESCAPE.search(body):  # the test first: it is ~50x faster
         raise ValueError("the message holds a surrogate escape (\\ud800-\\udfff)")
-    return json.loads(text, parse_constant=_no_constants)
+    return _DECODER.decode(text)
 
 
 def _milliseconds_left(deadline: float | None) -> int:
