@@ -73,6 +73,9 @@ def main() -> None:
             f"{checks:>7.1f}s {start / (start + checks):>10.0%} "
             f"{sum(r.passed for r in reports):>3}/{len(reports)}"
         )
+        for report in reports:
+            if not report.passed:  # a seed must never be rejected: say which and why
+                print(f"   REJECTED {report.env_name}: {report.feedback()[:300]}")
     # static_gate=False: `import time` would be refused before the sandbox is reached.
     with Validator("fast", pool_size=2, static_gate=False) as validator:
         validator.pool.wait_ready()

@@ -315,10 +315,13 @@ def secret_parts(action: str) -> list[str]:
     """What a hint must not give away of a solution's final action.
 
     The marked answer (``\boxed{}`` or ``<answer>``) when there is one; otherwise the
-    numbers in the action ("open 4721" gives "4721"): a number is a secret, while a
-    command such as "done", "move north" or "set A4" names a move the hint may discuss.
+    numbers in a plain-text action ("open 4721" gives "4721"): a number is a secret, while
+    a command such as "done", "move north" or "set A4", or a tool call, is a move the hint
+    may discuss.
     """
     marked = marked_answer(action)
     if marked:
         return [marked]
+    if "<tool_call>" in action:  # a tool call is a move (its arguments are not an answer)
+        return []
     return re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", action)

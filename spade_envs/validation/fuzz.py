@@ -210,7 +210,7 @@ def probe_episodes(
 
 def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
     """Run the Hypothesis state machine; raise :class:`FuzzFailure` with the minimal failure."""
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Verbosity, settings
     from hypothesis import strategies as st
     from hypothesis.stateful import (
         RuleBasedStateMachine,
@@ -267,6 +267,7 @@ def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
         print_blob=False,
+        verbosity=Verbosity.quiet,  # the failure is reported as the check's reason
     )
     try:
         with _HYPOTHESIS_LOCK:

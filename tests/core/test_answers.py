@@ -189,3 +189,4 @@ def test_secret_parts_of_marked_and_unmarked_final_actions():
     assert secret_parts("<answer>Paris</answer>") == ["Paris"]
     assert secret_parts("open 4721 now") == ["4721"]
     assert secret_parts("move north") == []
+    assert secret_parts('<tool_call>{"name": "pay", "arguments": {"amount": 94}}</tool_call>') == []
