@@ -25,6 +25,7 @@ __all__ = [
     "SandboxProtocolError",
     "SandboxBroken",
     "SandboxUnavailable",
+    "SandboxStartFailed",
     "UntrustedCodeError",
     "EnvCodeError",
     "suggest",
@@ -125,6 +126,14 @@ class SandboxBroken(SandboxError):
 
 class SandboxUnavailable(SandboxError):
     """The requested isolation cannot be provided on this machine."""
+
+
+class SandboxStartFailed(SandboxCrashed):
+    """A worker died before it was ready, so before any environment code ran in it.
+
+    The machine's fault, never the environment's: the validator raises it instead of
+    reporting the environment as invalid.
+    """
 
 
 class UntrustedCodeError(SandboxError):

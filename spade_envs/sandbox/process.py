@@ -21,6 +21,7 @@ from ..error import (
     SandboxCrashed,
     SandboxError,
     SandboxProtocolError,
+    SandboxStartFailed,
     SandboxTimeout,
 )
 from .config import SandboxConfig
@@ -168,7 +169,7 @@ class Worker:
         except OSError as exc:
             if startup_log is not None:
                 startup_log.close()
-            raise SandboxCrashed(
+            raise SandboxStartFailed(
                 f"the sandbox worker could not be started ({command[0]}): {exc}"
             ) from None
         os.set_blocking(self._process.stdin.fileno(), False)
@@ -181,7 +182,7 @@ class Worker:
             )
         except SandboxError as exc:
             self.kill()
-            raise SandboxCrashed(
+            raise SandboxStartFailed(
                 f"the sandbox worker failed to start: {exc}.{_startup_advice(startup_log)}"
             ) from None
         finally:

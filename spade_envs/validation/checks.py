@@ -29,6 +29,7 @@ from ..core.episodes import (
     repeated,
     scripted,
 )
+from ..error import SandboxStartFailed, SandboxUnavailable
 from .budget import Budget
 from .fuzz import FuzzFailure, ProbeFailure, fuzz_env, probe_episodes
 from .subject import CheckFailed, Subject
@@ -365,6 +366,8 @@ def run_check(
     except CheckFailed as exc:
         subject.note_failure(exc)
         passed, reason, details = False, str(exc), {}
+    except (SandboxStartFailed, SandboxUnavailable):
+        raise  # the machine's fault: no verdict on the environment
     except Exception as exc:  # a failure of the environment the check did not foresee
         subject.note_failure(exc)
         passed, reason, details = False, f"{type(exc).__name__}: {str(exc)[:240]}", {}

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from ..error import SpadeError
 from .budget import Budget
 from .validator import Validator
 
@@ -23,8 +24,13 @@ def main() -> None:
     ) as validator:
         for line in sys.stdin:
             job = json.loads(line)
-            report = validator.validate(job["source"], filename=job["filename"])
-            protocol.write(report.to_json() + "\n")
+            try:
+                report = validator.validate(job["source"], filename=job["filename"])
+            except SpadeError as exc:  # no verdict (no worker could start): say why
+                answer = json.dumps({"error": str(exc), "type": type(exc).__name__})
+            else:
+                answer = report.to_json()
+            protocol.write(answer + "\n")
             protocol.flush()
 
 

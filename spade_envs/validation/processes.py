@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ..error import SpadeError
+from ..error import SandboxStartFailed, SandboxUnavailable, SpadeError
 from .budget import Budget
 from .report import ValidationReport
 
@@ -48,7 +48,14 @@ class _Process:
                 f"a validation process ended unexpectedly (exit code {code}); its error is "
                 "printed above. Validate the sources one at a time to find the cause."
             )
-        return ValidationReport.from_json(answer.decode("utf-8", "surrogatepass"))
+        text = answer.decode("utf-8", "surrogatepass")
+        data = json.loads(text)
+        if "error" in data and "checks" not in data:
+            kind = {"SandboxUnavailable": SandboxUnavailable}.get(
+                data.get("type"), SandboxStartFailed
+            )
+            raise kind(str(data["error"]))
+        return ValidationReport.from_json(text)
 
     def close(self) -> None:
         for stream in (self._process.stdin, self._process.stdout):

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.terminal import terminal_safe
-from ..error import EnvCodeError, SandboxError, SandboxTimeout, SpadeError
+from ..error import (
+    EnvCodeError,
+    SandboxError,
+    SandboxStartFailed,
+    SandboxTimeout,
+    SandboxUnavailable,
+    SpadeError,
+)
 from ..sandbox import SandboxConfig, WorkerPool
 from ..sandbox.env import checked_metadata
 from ..sandbox.process import Worker
@@ -102,7 +109,12 @@ class Validator:
 
     # ----- one source -----------------------------------------------------------------------
     def validate(self, source: str, *, filename: str = "<env>") -> ValidationReport:
-        """Validate one environment module and return the report (never raises for bad code)."""
+        """Validate one environment module and return the report (never raises for bad code).
+
+        Raises:
+            SandboxStartFailed, SandboxUnavailable: No sandbox worker could start here;
+                that says nothing about the environment, so there is no report.
+        """
         started = time.perf_counter()
         budget = self.budget
         checks, info = static_checks(source, budget, allowed_modules=self.allowed_modules)
@@ -177,6 +189,8 @@ class Validator:
         try:
             worker, meta = self._open(source, filename, info, timings)
             results.append(CheckResult("load", True, seconds=load_seconds()))
+        except (SandboxStartFailed, SandboxUnavailable):
+            raise  # no worker could start: the machine's fault, not the environment's
         except SandboxError as exc:
             results.append(
                 CheckResult("load", False, reason=_load_reason(exc), seconds=load_seconds())
@@ -204,6 +218,8 @@ class Validator:
                 start = time.perf_counter()
                 try:
                     passed, reason, details = run_check(name, subject, self.budget, seeds)
+                except (SandboxStartFailed, SandboxUnavailable):
+                    raise
                 except SandboxError as exc:  # could not even open an instance
                     passed, reason, details = False, _crash_reason(name, exc), {}
                 if name == "solution" and passed:

@@ -183,3 +183,16 @@ def test_an_env_that_gets_easier_once_its_hint_was_asked_is_rejected(validator):
     report = validator.validate(source)
     assert not report.passed
     assert "after hint() was asked" in report.check("trivial").reason
+
+
+def test_a_machine_whose_workers_cannot_start_gets_no_verdict():
+    """No worker starting is the machine's fault: an error, never 'invalid' (that would
+    hide a broken sandbox as a zero yield)."""
+    from spade_envs.error import SandboxStartFailed
+    from spade_envs.sandbox import SandboxConfig
+    from spade_envs.validation import Validator
+
+    broken = SandboxConfig(preload=("no_such_module_anywhere",))
+    with Validator("fast", config=broken, pool_size=0) as validator:
+        with pytest.raises(SandboxStartFailed, match="No module named 'no_such_module_any"):
+            validator.validate(seed_source("NumberGuess"))
