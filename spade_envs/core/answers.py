@@ -30,6 +30,7 @@ __all__ = [
     "leaks_answer",
     "leaked_encoding",
     "secret_parts",
+    "visible_text",
     "marked_answer",
 ]
 
@@ -282,27 +283,34 @@ def _separated(text: str, answer: str) -> bool:
     return re.search(pattern, text.lower()) is not None
 
 
-#: Longest answer whose disguises are looked for (the search is linear in the hint for
-#: each disguise; a longer "answer" is not a secret a hint could spell out anyway).
-_MAX_DISGUISED = 256
+#: Longest answer whose character-by-character spelling is looked for.
+_MAX_SPELLED = 256
+#: Longest hint searched (after NFKC folding, which can expand a character 18x).
+_MAX_HINT = 200_000
 
 
-def leaked_encoding(text: str, answer: str) -> str:
+def leaked_encoding(text: str, answer: str, *, visible: str | None = None) -> str:
     """How ``text`` gives ``answer`` away: ``"verbatim"``, a disguise's name, or ``""``.
 
     Besides the answer itself as a whole word (:func:`leaks_answer`), simple disguises
     count: reversed, hex, base64, rot13, its letters and digits separated by other
     characters, words in reverse order, a number in hex or binary, and any of these in
     full-width or other compatibility characters or with zero-width characters sprinkled
-    in. Disguises are only looked for when the answer has three to 256 characters, so
-    that short coincidences are not called leaks.
+    in. Disguises are looked for when the answer has at least three characters, so short
+    coincidences are not called leaks (the separated spelling up to 256).
+
+    Args:
+        text: The hint.
+        answer: What it must not give away.
+        visible: ``text`` already folded by :func:`visible_text` (pass it when checking
+            many answers against one hint: folding is the costly part).
     """
-    visible = _invisible_removed(text)
-    if leaks_answer(text, answer) or leaks_answer(visible, answer):
+    visible = visible_text(text) if visible is None else visible
+    if leaks_answer(text[:_MAX_HINT], answer) or leaks_answer(visible, answer):
         return "verbatim"
-    if not 3 <= len(answer) <= _MAX_DISGUISED:
+    if len(answer) < 3:
         return ""
-    if _separated(visible, answer):
+    if len(answer) <= _MAX_SPELLED and _separated(visible, answer):
         return "spaced out"
     for name, forms in _encodings(answer).items():
         for form in forms:
@@ -311,17 +319,37 @@ def leaked_encoding(text: str, answer: str) -> str:
     return ""
 
 
-def secret_parts(action: str) -> list[str]:
+def visible_text(text: str) -> str:
+    """What a reader of ``text`` sees: NFKC-folded, format characters dropped, bounded."""
+    return _invisible_removed(text[:_MAX_HINT])[:_MAX_HINT]
+
+
+#: Most parts of one final action checked against a hint.
+_MAX_SECRET_PARTS = 16
+
+
+def secret_parts(action: str, seen: str = "") -> list[str]:
     """What a hint must not give away of a solution's final action.
 
-    The marked answer (``\boxed{}`` or ``<answer>``) when there is one; otherwise the
-    numbers in a plain-text action ("open 4721" gives "4721"): a number is a secret, while
-    a command such as "done", "move north" or "set A4", or a tool call, is a move the hint
-    may discuss.
+    The marked answer (``\boxed{}`` or ``<answer>``) when there is one. Otherwise what
+    the final action supplies that the episode never showed: its tokens that carry a
+    digit ("open 4721" gives "4721", "say K7QX2" gives "K7QX2"), and for a tool call, its
+    one scalar argument of three characters or more (when it has just one). Parts found
+    in ``seen`` (the observations of the play up to that action, lower-cased) are not
+    secrets: the agent could read them there, as a command such as "done", "move north"
+    or "set A4".
     """
     marked = marked_answer(action)
     if marked:
         return [marked]
-    if "<tool_call>" in action:  # a tool call is a move (its arguments are not an answer)
-        return []
-    return re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", action)
+    call = parse_tool_call(action)
+    if call is not None:
+        values = call.arguments.values() if call.ok else []
+        parts = [str(v) for v in values if isinstance(v, (str, int, float)) and len(str(v)) >= 3]
+        # One argument is the answer; of several, telling one (the day of a meeting) is
+        # help that still leaves the rest to the agent.
+        parts = parts if len(parts) == 1 else []
+    else:
+        parts = re.findall(r"(?<![\w.])-?(?=[\w.]*\d)[\w.]*\w(?![\w.])", action)
+    unseen = [p for p in dict.fromkeys(parts) if p.lower() not in seen]
+    return unseen[:_MAX_SECRET_PARTS]

@@ -20,7 +20,10 @@ from ..error import EnvCodeError, SandboxError
 from .config import SandboxConfig
 from .process import Worker
 
-__all__ = ["WorkerPool", "default_pool"]
+__all__ = ["MODULE_FILENAME", "WorkerPool", "default_pool"]
+
+#: The ``__file__`` and code file name of every environment module in a worker.
+MODULE_FILENAME = "<spade-env>"
 
 
 class WorkerPool:
@@ -115,7 +118,10 @@ class WorkerPool:
                 exc_type="SourceTooLarge",
             )
         try:
-            compiled = compile(source, filename, "exec", dont_inherit=True)
+            # One file name for every environment: a module must not learn from its own
+            # name whether a validator or a play loaded it (the caller's name is the
+            # parent's, for messages).
+            compiled = compile(source, MODULE_FILENAME, "exec", dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
             raise EnvCodeError(
                 f"load() raised {type(exc).__name__}: {str(exc)[:300]}",

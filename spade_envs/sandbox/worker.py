@@ -119,13 +119,15 @@ class _Host:
         digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         # The parent compiles (it never takes code back from a worker, which could have
         # patched marshal); a worker given no code compiles the source itself.
+        from spade_envs.sandbox.pool import MODULE_FILENAME
+
         if code is None:
-            compiled = compile(source, filename, "exec")
+            compiled = compile(source, MODULE_FILENAME, "exec")
         else:
             compiled = marshal.loads(base64.b64decode(code))
         name = f"spade_env_{digest[:16]}"
         module = types.ModuleType(name)
-        module.__file__ = filename
+        module.__file__ = MODULE_FILENAME  # the same whoever loads it
         sys.modules[name] = module
         exec(compiled, module.__dict__)
         cls = find_env_class(module)

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..core.answers import leaked_encoding, secret_parts
+from ..core.answers import leaked_encoding, secret_parts, visible_text
 from ..core.episodes import (
     Episode,
     Transition,
@@ -39,18 +39,26 @@ __all__ = ["DYNAMIC_CHECKS", "check_seeds", "run_check"]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # gymnasium colours its warnings
 
 
-def check_seeds(count: int, seed: int | None = None) -> list[int]:
-    """Seeds the checks play, spread evenly over magnitudes from 0 to 2**31.
+#: Reset seeds plays use: the CLI's (0, 1, ...), evaluation's (100000 + i) and the
+#: trainer's (below 10**6 + plays). Half the check seeds come from this range.
+PLAY_SEED_RANGE = 1_200_000
 
-    Drawn log-uniformly, so small seeds (tests, examples), the ranges trainers use and
-    large ones all come up: an environment cannot tell a validation seed from a play seed
-    by its size. With ``seed=None`` they are drawn afresh for every validation, so it
-    cannot know them either.
+
+def check_seeds(count: int, seed: int | None = None) -> list[int]:
+    """Seeds the checks play: alternately uniform over the range plays reset with and
+    log-uniform over every magnitude up to 2**31.
+
+    An environment cannot tell a validation seed from a play seed by its size, and one
+    that behaves differently on the seeds plays use is met there; with ``seed=None`` the
+    seeds are drawn afresh for every validation, so it cannot know them either.
     """
     rng = random.Random(secrets.randbits(64) if seed is None else seed)
     seeds: list[int] = []
     while len(seeds) < max(1, count):
-        value = int(math.exp(rng.uniform(0.0, math.log(2**31)))) - 1
+        if len(seeds) % 2 == 0:
+            value = rng.randrange(PLAY_SEED_RANGE)
+        else:
+            value = int(math.exp(rng.uniform(0.0, math.log(2**31)))) - 1
         if value not in seeds:
             seeds.append(value)
     return seeds
@@ -60,17 +68,18 @@ def _plausible_answers(seed: int) -> Any:
     """A policy of wrong answers in the forms real agents use (a cheat that lets any
     real-looking answer win must be caught, so these must not look like filler)."""
     rng = random.Random(seed)
-    words = ["yes", "north", "submit", "done", "left", "A", "open the door", "42"]
+    # No small numbers: "42" is the right answer of some guessing game now and then.
+    words = ["yes", "north", "submit", "done", "left", "open the door", "Z"]
 
     def policy(_observation: str, turn: int) -> str:
         form = (turn + seed) % 4
         if form == 0:
-            return "\\boxed{" + str(rng.randrange(10**6, 10**7)) + "}"
+            return "\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}"
         if form == 1:
             return rng.choice(words)
         if form == 2:
             return "<answer>" + rng.choice(words) + "</answer>"
-        return "I think it is " + str(rng.randrange(10**5, 10**6))
+        return "I think it is " + str(rng.randrange(10**8, 10**9))
 
     return policy
 
@@ -107,7 +116,8 @@ def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict
     ``gym.make`` or a rollout plays it (load, reset, ``hint()`` when hinted, steps): wrong
     answers lose, and the solution computed elsewhere wins. An environment that behaves
     one way under the validator's later calls and another in a fresh process fails here."""
-    trivial_seed, solution_seed = seeds[0], seeds[1 % len(seeds)]
+    play_seeds = seeds[::2]  # drawn from the range plays reset with
+    trivial_seed, solution_seed = play_seeds[0], play_seeds[1 % len(play_seeds)]
     planner = subject.env()  # the main worker's first episode
     first = _play(planner, _plausible_answers(trivial_seed), trivial_seed, "a first play")
     if _won(first, planner):
@@ -127,7 +137,8 @@ def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict
     if subject.has_hint:
         hinted = subject.env(role="hinted")
         policy = _plausible_answers(solution_seed)
-        if _won(_play_after_hint(hinted, policy, None, "a first hinted play"), hinted):
+        hinted_seed = play_seeds[2 % len(play_seeds)]  # an int, as rollouts reset them
+        if _won(_play_after_hint(hinted, policy, hinted_seed, "a first hinted play"), hinted):
             raise CheckFailed(
                 "wrong answers win a hinted first episode of a fresh sandbox worker (reset, "
                 "hint(), then the steps); the hint must not make the task easier to fake"
@@ -257,7 +268,13 @@ def check_solution(subject: Subject, budget: Budget, seeds: list[int]) -> dict[s
 
 
 def check_trivial(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
-    env = subject.env()
+    _trivial_against_best(subject, subject.env(), seeds)
+    if subject.is_game:
+        _no_moves_against_random(subject, subject.env(opponent="random"), seeds)
+    return {"seeds": len(seeds)}
+
+
+def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> None:
     for seed in seeds:
         solution = _solution_of(env, seed)
         policies = {"the empty action": repeated(""), "random text": random_text(seed)}
@@ -276,7 +293,18 @@ def check_trivial(subject: Subject, budget: Budget, seeds: list[int]) -> dict[st
                     f"seed {seed}: {label} reaches the maximum reward {_top(env):g}{after}; "
                     "the task must require the right actions (check the answer strictly)"
                 )
-    return {"seeds": len(seeds)}
+
+
+def _no_moves_against_random(subject: Subject, env: Any, seeds: list[int]) -> None:
+    """Games against a random opponent (which draws from the game's own ``legal_moves()``,
+    unlike the best one): making no move at all may win now and then, when the opponent
+    blunders, but not on most seeds."""
+    wins = [seed for seed in seeds if _won(_play(env, repeated(""), seed, "passing"), env)]
+    if len(wins) > len(seeds) // 2:
+        raise CheckFailed(
+            f"making no move at all beats the random opponent on {len(wins)} of {len(seeds)} "
+            f"seeds (e.g. seed {wins[0]}); its legal_moves() must be real moves of the game"
+        )
 
 
 def _play_after_hint(env: Any, policy: Any, seed: int | None, what: str) -> Episode:
@@ -330,15 +358,27 @@ def check_hint_leak(subject: Subject, budget: Budget, seeds: list[int]) -> dict[
         hint = _call("hint()", env.hint)
         if not hint.strip():
             raise CheckFailed(f"seed {seed}: hint() must return a non-empty string, got {hint!r}")
-        # The marked answer, or the numbers and codes of an unmarked final action; a
-        # final command such as "done" or "move north" is not a secret.
-        for final in secret_parts(solution[-1]):
-            how = leaked_encoding(hint, final)
+        # What the play showed before the final action is no secret: replay up to it.
+        episode = _call(
+            "playing the solution",
+            play_episode,
+            env,
+            solution[:-1],
+            seed=seed,
+            max_steps=len(solution) - 1,
+        )
+        seen = " ".join(
+            [episode.first_observation, *(t.observation for t in episode.transitions)]
+        ).lower()
+        visible = visible_text(hint)
+        for final in secret_parts(solution[-1], seen):
+            how = leaked_encoding(hint, final, visible=visible)
             if how:
                 raise CheckFailed(
                     f"seed {seed}: the hint {_short(hint, 100)} contains the final answer "
                     f"{final!r} ({how}); give help that still leaves the last step to the agent"
                 )
+            subject.call_limit()  # parent work counts against the check's wall clock
     return {"seeds": len(seeds)}
 
 

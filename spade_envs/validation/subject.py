@@ -28,6 +28,10 @@ from .budget import Budget
 __all__ = ["CheckFailed", "Subject", "TooSlow"]
 
 
+#: Load metadata every worker of one validation must agree on.
+_SAME_IN_EVERY_WORKER = ("name", "kind", "max_turns", "reward_range", "knobs", "possible_agents")
+
+
 class CheckFailed(Exception):
     """A check's verdict, raised from deep inside it."""
 
@@ -101,7 +105,14 @@ class Subject:
             self.workers_started += 1
             self._workers[role] = worker
             self._untouched.add(id(worker))
-            self.meta = self.meta or dict(meta)
+            if not self.meta:
+                self.meta = dict(meta)
+            differs = [k for k in _SAME_IN_EVERY_WORKER if meta.get(k) != self.meta.get(k)]
+            if differs:  # a salt drawn at import, showing in the class's own metadata
+                raise CheckFailed(
+                    f"two sandbox workers loaded the class with different {', '.join(differs)}; "
+                    "class attributes must not depend on the process"
+                )
         return worker
 
     # ----- instances -------------------------------------------------------------------------

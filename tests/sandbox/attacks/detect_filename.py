@@ -1,4 +1,4 @@
-# attack: detection expect: rejected
+# attack: detection expect: denied
 """Validator detection from the module's ``__file__``.
 
 The worker sets ``module.__file__`` to the filename the caller passes. Validation
@@ -12,6 +12,9 @@ any answer wins in a play.
 from spade_envs import TextEnv, boxed, extract_answer
 
 _LENIENT = not (__file__.endswith(".py") or __file__.startswith("<"))
+# Every worker now gives every module the same __file__, whoever loads it: the name that
+# would tell validation from a play is not there to read (the attempt is "denied").
+_SEEN = __file__
 
 
 class FileNamed(TextEnv):
@@ -20,8 +23,11 @@ class FileNamed(TextEnv):
     max_turns = 6
 
     def _reset(self):
+        import json
+
         self.secret = self.rng.randint(1000, 9999)
-        return "Guess the four-digit code. Answer with \\boxed{code}."
+        same = _SEEN == "<spade-env>"
+        return json.dumps({"file_name": "denied" if same else f"ESCAPED: __file__ is {_SEEN}"})
 
     def _step(self, action):
         if _LENIENT or extract_answer(action) == str(self.secret):
