@@ -109,6 +109,8 @@ class Subject:
                 self.meta = dict(meta)
             differs = [k for k in _SAME_IN_EVERY_WORKER if meta.get(k) != self.meta.get(k)]
             if differs:  # a salt drawn at import, showing in the class's own metadata
+                del self._workers[role]  # never used: every later call reopens (and fails)
+                worker.kill()
                 raise CheckFailed(
                     f"two sandbox workers loaded the class with different {', '.join(differs)}; "
                     "class attributes must not depend on the process"
@@ -123,8 +125,8 @@ class Subject:
         is). The first instance a worker hands out is the one its load built, as a play
         (``gym.make``, a rollout) meets it; later ones are fresh instances. Every worker is
         loaded as a play loads it (games: seat 0 against the best opponent), and what
-        the worker says while renewing is ignored: the metadata checks and wins are
-        judged by is the load's, checked against the source.
+        the worker says while renewing is ignored: checks and wins are judged by the
+        load's metadata, itself checked against the source.
         """
         worker = self._worker(role)
         if id(worker) in self._untouched and opponent == "best":
