@@ -24,8 +24,8 @@ class SandboxConfig:
             environment, dies with its parent.
         drop_uid: When started as root, switch the worker to ``uid``/``gid`` before any
             untrusted code runs (RLIMIT_NPROC does not apply to root).
-        seccomp: Install a seccomp filter that denies process creation, ``execve``,
-            sockets, ``ptrace``, mounts, namespaces and privilege changes.
+        seccomp: Install the seccomp allow-list (:mod:`~spade_envs.sandbox.seccomp`):
+            every system call not listed fails with ``EPERM``.
         rlimits: Apply the resource limits below.
         uid: The unprivileged user id for ``drop_uid``. ``None`` (the default) gives every
             worker a uid of its own from an unused range (see
@@ -50,8 +50,8 @@ class SandboxConfig:
         max_source_chars: Largest module source the parent compiles for a worker.
         max_observation_chars: Longest observation accepted from the worker.
         extra_env: Extra environment variables for the worker (the rest is cleared).
-        preload: Modules the worker imports before it drops privileges and installs
-            seccomp (e.g. the validator's checks, which import Hypothesis).
+        preload: Extra modules the worker imports before it drops privileges and
+            installs seccomp (an environment's extra dependencies).
         read_only_paths: Extra paths the worker may read (bound read-only under
             bubblewrap, which otherwise shows only the interpreter and this package).
         insecure_no_isolation: Start workers even when neither bubblewrap nor seccomp is

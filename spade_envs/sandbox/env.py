@@ -426,7 +426,7 @@ def open_env(
     if pool is None:
         pool = default_pool() if config is None else WorkerPool(config, size=0)
     config = pool.config
-    code = pool.compiled(source, filename)
+    code = pool.compiled(source)
     worker = pool.acquire()
     try:
         meta = worker.call(

@@ -96,7 +96,7 @@ class WorkerPool:
                 lambda: len(self._ready) >= self.size or self._closed, timeout
             )
 
-    def compiled(self, source: str, filename: str) -> str:
+    def compiled(self, source: str) -> str:
         """The source compiled here, in the trusted parent, marshalled for a worker.
 
         Compiled once per source (keyed by its SHA-256). Code is never taken back from a

@@ -68,7 +68,7 @@ class SandboxVectorEnv(VectorEnv):
         self.num_envs = num_envs
         count = max(1, min(num_envs, workers or os.cpu_count() or 1))
         self._slices: list[tuple[Worker, int]] = []
-        code = pool.compiled(source, filename)
+        code = pool.compiled(source)
         try:
             for copies in _split(num_envs, count):
                 worker = pool.acquire()

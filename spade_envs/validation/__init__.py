@@ -1,10 +1,12 @@
 """The validator: the gate every generated environment passes before the registry.
 
 Static checks (parse, size, one environment class, allowed imports, no ``input()``)
-run here; every dynamic check (Gymnasium ``check_env`` / PettingZoo ``api_test``,
-Hypothesis fuzzing, determinism, feasibility of the solution, trivial policies,
-hint leaks) runs inside the sandbox. The result is a :class:`ValidationReport`
-whose reasons are short enough to feed back to the designer model.
+run here; so does every dynamic check (first plays as production plays them,
+Gymnasium ``check_env`` / PettingZoo ``api_test``, Hypothesis fuzzing, determinism,
+feasibility of the solution, trivial policies, info consistency, hint leaks), driving
+sandboxed instances over the wire: the environment's code runs only in the sandbox.
+The result is a :class:`ValidationReport` whose reasons are short enough to feed back
+to the designer model.
 """
 
 from __future__ import annotations

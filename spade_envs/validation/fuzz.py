@@ -123,7 +123,7 @@ class _Checker:
         self.ended = False
         self.low, self.high = (float(x) for x in env.reward_range)
 
-    def _timed(self, what: str, fn: Callable[[], Any]) -> Any:
+    def _named_call(self, what: str, fn: Callable[[], Any]) -> Any:
         # The environment's calls are timed by the sandboxed instance (CPU read from the
         # worker's /proc entry, wall-clock limits); here their failures get a name.
         try:
@@ -150,7 +150,7 @@ class _Checker:
             )
 
     def reset(self, seed: int) -> None:
-        result = self._timed(f"reset(seed={seed})", lambda: self.env.reset(seed=seed))
+        result = self._named_call(f"reset(seed={seed})", lambda: self.env.reset(seed=seed))
         if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
             raise self.fail(
                 f"reset(seed={seed}) must return (observation, info dict), "
@@ -161,7 +161,7 @@ class _Checker:
 
     def step(self, action: str) -> None:
         what = f"step({action[:40]!r}{'...' if len(action) > 40 else ''}) on turn {self.turn + 1}"
-        result = self._timed(what, lambda: self.env.step(action))
+        result = self._named_call(what, lambda: self.env.step(action))
         if not (isinstance(result, tuple) and len(result) == 5):
             raise self.fail(f"{what} must return (obs, reward, terminated, truncated, info)")
         observation, reward, terminated, truncated, info = result
@@ -197,7 +197,7 @@ def probe_episodes(
         env = make_env()
         checker = _Checker(env, budget, ProbeFailure)
         checker.reset(seed)
-        solution = checker._timed("solution()", env.solution)
+        solution = checker._named_call("solution()", env.solution)
         plan = [a for pair in zip(_ODD_ACTIONS, (solution or []) * 40) for a in pair]
         plan = plan + _ODD_ACTIONS * (env.max_turns // len(_ODD_ACTIONS) + 2)
         for action in plan[(seed * 3) % 7 :]:

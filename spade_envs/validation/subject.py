@@ -74,7 +74,6 @@ class Subject:
         self.fatal = ""
         #: The first episode whose ``info["success"]`` disagreed with its rewards.
         self.info_lie = ""
-        self.workers_started = 0
         # Workers whose loaded instance is still unused: the first env() there takes it as
         # it is, since a play (gym.make, a rollout) meets exactly that first instance.
         self._untouched: set[int] = set()
@@ -102,7 +101,6 @@ class Subject:
             if worker is not None:
                 worker.kill()
             worker, meta = self._open_worker()
-            self.workers_started += 1
             self._workers[role] = worker
             self._untouched.add(id(worker))
             if not self.meta:

@@ -168,7 +168,7 @@ class Validator:
                 knobs={},
                 seat=0 if info.kind == "game" else None,
                 opponent="best",
-                code=self.pool.compiled(source, filename),
+                code=self.pool.compiled(source),
             )
             meta = checked_metadata(meta)
             _check_metadata(meta, info, self.budget)

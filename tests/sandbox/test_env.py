@@ -109,8 +109,8 @@ def test_pool_reuses_compiled_code_and_counts_warm_starts(pool):
     source = spade_envs.seeds.seed_source("Mastermind")
     env = open_seed("Mastermind", pool=pool)
     env.close()
-    code = pool.compiled(source, "mastermind.py")  # compiled once, here in the parent
-    assert pool.compiled(source, "other.py") is code
+    code = pool.compiled(source)  # compiled once, here in the parent
+    assert pool.compiled(source) is code
     assert pool.warm_starts == before + 1
     again = open_seed("Mastermind", pool=pool)  # loads the cached code object
     again.reset(seed=0)
@@ -132,7 +132,7 @@ def test_code_is_compiled_by_the_parent_never_taken_from_a_worker(pool):
     import base64
     import marshal
 
-    code = marshal.loads(base64.b64decode(pool.compiled(source, "x.py")))
+    code = marshal.loads(base64.b64decode(pool.compiled(source)))
     assert code.co_filename != "poison" and "Hostile" in code.co_names
     with pytest.raises(spade_envs.error.EnvCodeError, match="SyntaxError"):
         open_env("def broken(:\n", pool=pool)
