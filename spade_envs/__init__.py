@@ -37,6 +37,7 @@ from .error import (
 )
 from .make import make
 from .seeds import seed_class, seed_names
+from .suites import ReasoningGymTask, RlveTask
 
 __version__ = "0.1.0"
 
@@ -56,6 +57,8 @@ __all__ = [
     "ToolEnv",
     "TextGame",
     "GameSeatEnv",
+    "ReasoningGymTask",
+    "RlveTask",
     "UnicodeText",
     "EnvMetadata",
     "describe",

@@ -46,6 +46,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE embeddings ADD COLUMN text_sha256 VARCHAR(64) NOT NULL DEFAULT ''",
         ),
     ),
+    Migration(
+        3,
+        "the external suite (reasoning-gym, rlve) an imported version comes from",
+        (
+            "ALTER TABLE environments ADD COLUMN suite VARCHAR(32) NOT NULL DEFAULT ''",
+            "CREATE INDEX ix_environments_suite ON environments (suite)",
+        ),
+    ),
 )
 
 #: Version of the schema this code writes.

@@ -41,6 +41,7 @@ class EnvRecord:
     hint: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     key: int = 0
+    suite: str = ""
 
     def to_dict(self, *, source: bool = True) -> dict[str, Any]:
         """A JSON-ready dict (``parents`` as a list, ``created_at`` in ISO 8601)."""
@@ -117,6 +118,7 @@ def env_record(row: Any) -> EnvRecord:
         hint=row.hint or "",
         extra=json.loads(row.extra_json or "{}"),
         key=row.id,
+        suite=getattr(row, "suite", "") or "",
     )
 
 

@@ -117,6 +117,7 @@ class Registry(Attachments):
         hint: str = "",
         extra: dict[str, Any] | None = None,
         report: Any = None,
+        suite: str = "",
     ) -> EnvRecord:
         """Store ``source`` as the next version of ``meta.name`` and return its record.
 
@@ -137,6 +138,8 @@ class Registry(Attachments):
             report: A validation report (anything with ``passed``, ``budget``,
                 ``validator_version``, ``timings`` and ``to_json()``), stored in the
                 same transaction as a new version.
+            suite: The external suite an imported version comes from (``list`` and the
+                browser filter by it).
 
         Raises:
             ReservedNameError: ``meta.name`` is a seed's name but ``source`` is not that
@@ -152,6 +155,7 @@ class Registry(Attachments):
             hint=hint,
             extra=extra,
             reports=[report],
+            suite=suite,
         )[0]
 
     def register_many(
@@ -166,6 +170,7 @@ class Registry(Attachments):
         hint: str = "",
         extra: dict[str, Any] | None = None,
         reports: Sequence[Any] | None = None,
+        suite: str = "",
     ) -> list[EnvRecord]:
         """Register many ``(source, meta)`` pairs in one transaction (bulk import).
 
@@ -234,6 +239,7 @@ class Registry(Attachments):
                         prompt_sha256=prompt_sha256,
                         hint=hint,
                         extra_json=json.dumps(extra or {}),
+                        suite=suite,
                     )
                     found[digest] = row  # the same code twice in one batch: one version
                     session.add(row)
@@ -341,6 +347,21 @@ class Registry(Attachments):
                 )
         return found
 
+    def by_sha256(self, digests: Iterable[str]) -> dict[str, EnvRecord]:
+        """The registered versions among ``digests`` (source SHA-256s), by digest."""
+        from sqlmodel import Session, col, select
+
+        from .tables import EnvironmentRow
+
+        found: dict[str, EnvRecord] = {}
+        with Session(self.engine) as session:
+            for chunk in _chunks(sorted(set(digests)), 500):
+                for row in session.exec(
+                    select(EnvironmentRow).where(col(EnvironmentRow.sha256).in_(chunk))
+                ):
+                    found[row.sha256] = env_record(row)
+        return found
+
     def versions(self, name: str) -> list[str]:
         """Every registered ID of ``name``, oldest first."""
         from sqlmodel import Session, select
@@ -372,6 +393,7 @@ class Registry(Attachments):
         sort: str = "created",
         limit: int = 100,
         offset: int = 0,
+        suite: str | None = None,
     ) -> list[EnvRecord]:
         """Records matching the filters.
 
@@ -391,6 +413,7 @@ class Registry(Attachments):
             (EnvironmentRow.kind, kind),
             (EnvironmentRow.origin, origin),
             (EnvironmentRow.status, status),
+            (EnvironmentRow.suite, suite),
         ):
             if value is not None:
                 query = query.where(column == value)
@@ -421,17 +444,18 @@ class Registry(Attachments):
             return int(session.exec(select(func.count()).select_from(EnvironmentRow)).one())
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Counts of versions by ``kind``, ``skill``, ``origin`` and ``status`` (SQL GROUP BY)."""
+        """Counts of versions by ``kind``, ``skill``, ``origin``, ``status`` and ``suite``
+        (SQL GROUP BY; versions of no suite are not counted under ``suite``)."""
         from sqlmodel import Session, func, select
 
         from .tables import EnvironmentRow
 
         out: dict[str, dict[str, int]] = {}
         with Session(self.engine) as session:
-            for field_name in ("kind", "skill", "origin", "status"):
+            for field_name in ("kind", "skill", "origin", "status", "suite"):
                 column = getattr(EnvironmentRow, field_name)
                 rows = session.exec(select(column, func.count()).group_by(column)).all()
-                out[field_name] = {value: int(n) for value, n in sorted(rows)}
+                out[field_name] = {value: int(n) for value, n in sorted(rows) if value != ""}
         return out
 
     # ----- JSON lines -----------------------------------------------------------------------

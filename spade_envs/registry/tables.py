@@ -83,6 +83,8 @@ class EnvironmentRow(SQLModel, table=True):
     extra_json: str = Field(
         default="{}", sa_column=Column(Text, nullable=False, server_default="{}")
     )
+    # Added in schema version 3: the external suite an imported version comes from.
+    suite: str = Field(default="", index=True, max_length=32)
 
 
 class ValidationRow(SQLModel, table=True):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from .budget import BUDGETS, Budget, get_budget
 from .report import VALIDATOR_VERSION, CheckResult, ValidationReport
 from .static import ALLOWED_MODULES
-from .validator import Validator, validate_file, validate_many, validate_source
+from .validator import Validator, validate_file, validate_iter, validate_many, validate_source
 
 __all__ = [
     "ALLOWED_MODULES",
@@ -27,5 +27,6 @@ __all__ = [
     "get_budget",
     "validate_file",
     "validate_many",
+    "validate_iter",
     "validate_source",
 ]

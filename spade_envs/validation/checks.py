@@ -29,7 +29,7 @@ from ..core.episodes import (
     repeated,
     scripted,
 )
-from ..error import SandboxStartFailed, SandboxUnavailable
+from ..error import EnvCodeError, SandboxStartFailed, SandboxUnavailable
 from .budget import Budget
 from .fuzz import FuzzFailure, ProbeFailure, fuzz_env, probe_episodes
 from .subject import CheckFailed, Subject
@@ -406,6 +406,9 @@ def run_check(
     except CheckFailed as exc:
         subject.note_failure(exc)
         passed, reason, details = False, str(exc), {}
+        if isinstance(exc.__cause__, EnvCodeError) and exc.__cause__.exc_type:
+            # What the environment's code raised, for tools that sort rejections.
+            details = {"raised": exc.__cause__.exc_type}
     except (SandboxStartFailed, SandboxUnavailable):
         raise  # the machine's fault: no verdict on the environment
     except Exception as exc:  # a failure of the environment the check did not foresee

@@ -36,7 +36,7 @@ ALLOWED_MODULES: frozenset[str] = frozenset(
 PUBLIC_NAMES: frozenset[str] = frozenset(
     """TextEnv ToolEnv TextGame GameSeatEnv UnicodeText answers_match boxed extract_answer
     extract_boxed extract_tag normalize_text parse_number parse_tool_call ToolError
-    IllegalMove EnvContractError SpadeError suggest""".split()
+    IllegalMove EnvContractError SpadeError suggest ReasoningGymTask RlveTask""".split()
 )
 #: Builtins whose use is rejected: they run arbitrary code, read files or reach the interpreter.
 FORBIDDEN_CALLS: frozenset[str] = frozenset(
@@ -52,6 +52,10 @@ _ESCAPE_ATTRIBUTES = frozenset(
 # validate_many validates from a thread pool, so parsing is serialised (it is cheap).
 _PARSE_LOCK = threading.Lock()
 _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
+# Suite adapters: text environments whose hooks come from the base; a suite offers no
+# hint unless the module defines one.
+_SUITE_BASES = {"ReasoningGymTask": "text", "RlveTask": "text"}
+_SUITE_METHODS = {"_reset", "_step", "solution"}
 _REQUIRED = {
     "text": [("_reset", "reset"), ("_step", "step"), ("hint",), ("solution",)],
     "tool": [("_reset", "reset"), ("hint",), ("solution",)],
@@ -92,7 +96,11 @@ def _classify(classes: dict[str, ast.ClassDef]) -> dict[str, str]:
                 continue
             for base in node.bases:
                 base_name = _base_name(base)
-                kind = _PROTOCOL_BASES.get(base_name) or kinds.get(base_name)
+                kind = (
+                    _PROTOCOL_BASES.get(base_name)
+                    or _SUITE_BASES.get(base_name)
+                    or kinds.get(base_name)
+                )
                 if kind:
                     kinds[name] = kind
                     changed = True
@@ -115,6 +123,20 @@ def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
         )
         stack.extend(_base_name(b) for b in node.bases)
     return found
+
+
+def _suite_based(name: str, classes: dict[str, ast.ClassDef]) -> bool:
+    """Whether ``name`` derives from a suite adapter (directly or within the module)."""
+    stack, seen = [name], set()
+    while stack:
+        current = stack.pop()
+        if current in _SUITE_BASES:
+            return True
+        if current in seen or current not in classes:
+            continue
+        seen.add(current)
+        stack.extend(_base_name(b) for b in classes[current].bases)
+    return False
 
 
 def _abstract(node: ast.ClassDef) -> bool:
@@ -190,8 +212,12 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
         if isinstance(value, str):
             setattr(info, attribute, " ".join(value.split()))
     methods = _methods(name, classes)
-    # Protocol classes must define hint(); a SPADE-format (duck) class may not have one.
+    # Protocol classes must define hint(); a SPADE-format (duck) class may not have one,
+    # nor a suite task.
     info.has_hint = info.kind != "duck" or "hint" in methods
+    if _suite_based(name, classes):
+        info.has_hint = "hint" in methods
+        methods |= _SUITE_METHODS | {"hint"}
     missing = [
         " or ".join(options)
         for options in _REQUIRED[info.kind]

@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -349,27 +349,41 @@ def validate_many(
         seed: Seeds the check seeds (see :class:`Validator`).
         static_gate: See :class:`Validator`.
     """
-    workers = max(1, min(workers or os.cpu_count() or 1, len(sources)))
     reports: list[ValidationReport | None] = [None] * len(sources)
     if progress is True:
         progress = _print_progress
-    settings = (get_budget(budget), seed, static_gate)
-    if workers == 1:
-        _start_process_validator(*settings)
-        done_reports = ((i, _validate_in_process(s, f"<env {i}>")) for i, s in enumerate(sources))
-        for done, (index, report) in enumerate(done_reports, 1):
-            reports[index] = report
-            if progress:
-                progress(done, len(sources), report)
-        return [r for r in reports if r is not None]
-    finished = run_in_processes(
-        sources, budget=settings[0], processes=workers, seed=seed, static_gate=static_gate
+    finished = validate_iter(
+        sources, budget=budget, workers=workers, seed=seed, static_gate=static_gate
     )
     for done, (index, report) in enumerate(finished, 1):
         reports[index] = report
         if progress:
             progress(done, len(sources), report)
     return [r for r in reports if r is not None]
+
+
+def validate_iter(
+    sources: list[str],
+    *,
+    budget: str | Budget = "default",
+    workers: int | None = None,
+    seed: int | None = None,
+    static_gate: bool = True,
+) -> Iterator[tuple[int, ValidationReport]]:
+    """Like :func:`validate_many`, but yields ``(index, report)`` as each validation ends,
+    so a caller can store every report at once (an interrupted batch keeps what ended)."""
+    if not sources:
+        return
+    workers = max(1, min(workers or os.cpu_count() or 1, len(sources)))
+    settings = (get_budget(budget), seed, static_gate)
+    if workers == 1:
+        _start_process_validator(*settings)
+        for index, source in enumerate(sources):
+            yield index, _validate_in_process(source, f"<env {index}>")
+        return
+    yield from run_in_processes(
+        sources, budget=settings[0], processes=workers, seed=seed, static_gate=static_gate
+    )
 
 
 _process_validator: Validator | None = None
