@@ -18,6 +18,7 @@ from .cli_agent import AGENT_COMMANDS
 from .cli_corpus import CORPUS_COMMANDS
 from .cli_designer import DESIGNER_COMMANDS
 from .cli_launch import LAUNCH_COMMANDS
+from .cli_suites import SUITE_COMMANDS
 from .cli_trainer import TRAINER_COMMANDS
 from .cli_web import WEB_COMMANDS
 from .core.episodes import random_text
@@ -181,7 +182,9 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
     sys.exit(0 if all(r.passed for r in reports) else 1)
 
 
-for _command in (*CORPUS_COMMANDS, *DESIGNER_COMMANDS, *AGENT_COMMANDS, *WEB_COMMANDS):
+for _command in (
+    *CORPUS_COMMANDS, *DESIGNER_COMMANDS, *AGENT_COMMANDS, *WEB_COMMANDS, *SUITE_COMMANDS
+):
     main.add_command(_command)
 for _command in LAUNCH_COMMANDS:
     main.add_command(_command)

@@ -40,6 +40,7 @@ def _short(text: str, width: int) -> str:
 @click.option("--kind", type=click.Choice(KINDS), help="Only text, tool or game environments.")
 @click.option("--status", type=click.Choice(_STATUSES))
 @click.option("--origin", type=click.Choice(_ORIGINS))
+@click.option("--suite", help="Only versions imported from this suite (reasoning-gym, rlve).")
 @click.option(
     "--sort",
     type=click.Choice(["created", "regret", "name"]),
@@ -54,6 +55,7 @@ def list_registered(
     kind: str | None,
     status: str | None,
     origin: str | None,
+    suite: str | None,
     sort: str,
     limit: int,
     as_json: bool,
@@ -61,12 +63,18 @@ def list_registered(
     """List registered environment versions.
 
     \b
-    Example:
+    Examples:
       spade-envs list --skill logic --status validated --sort regret
+      spade-envs list --suite rlve --status validated
     """
+    if suite is not None:
+        from .suites.catalog import known_suite
+
+        known_suite(suite)
     registry = _registry()
     records = registry.list(
-        skill=skill, kind=kind, status=status, origin=origin, sort=sort, limit=limit
+        skill=skill, kind=kind, status=status, origin=origin, sort=sort, limit=limit,
+        suite=suite,
     )
     for r in records:
         if as_json:
@@ -109,6 +117,16 @@ def show(env_id: str, code: bool) -> None:
         value = getattr(record, key)
         if value not in ("", (), None):
             click.echo(f"{key:>11}: {value}")
+    suite = record.extra.get("suite") if record.suite else None
+    if isinstance(suite, dict):
+        click.echo(
+            f"{'suite':>11}: {suite.get('id')} {suite.get('version')} task "
+            f"{suite.get('task')} level {suite.get('level')} ({suite.get('licence')}, "
+            f"{suite.get('homepage')})"
+        )
+        for key in ("unproven", "rejected"):
+            if suite.get(key):
+                click.echo(f"{key:>11}: {suite[key]}")
     click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
     for stats in registry.play_stats(env_id):
         click.echo(
@@ -261,7 +279,7 @@ def export(out: str, fmt: str, status: str | None) -> None:
 
 
 @click.command("import")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=click.Path(), required=False)
 @click.option(
     "--format",
     "fmt",
@@ -270,19 +288,41 @@ def export(out: str, fmt: str, status: str | None) -> None:
     "by the SPADE code.",
 )
 @click.option(
+    "--suite",
+    help="Import an external suite instead of a file: reasoning-gym or rlve "
+    "(needs `pip install 'spade-envs[suites]'`).",
+)
+@click.option("--tasks", help="With --suite: comma-separated task names (default: all).")
+@click.option(
+    "--levels",
+    help="With --suite: comma-separated levels (default 0); reasoning-gym also has 'hard' "
+    "(the A.3 configurations).",
+)
+@click.option("--list-tasks", is_flag=True, help="With --suite: list its tasks and exit.")
+@click.option(
     "--budget",
     type=click.Choice(_BUDGETS),
-    default="default",
-    show_default=True,
-    help="Validation budget for the imported versions.",
+    default=None,
+    help="Validation budget for the imported versions [default: default; fast for --suite].",
 )
 @click.option(
     "--no-validate",
     is_flag=True,
     help="Do not validate: store the versions 'unvalidated' (gym.make then warns; "
-    "`spade-envs revalidate` validates them later).",
+    "`spade-envs revalidate` validates them later). Not for --suite.",
 )
-def import_(path: str, fmt: str | None, budget: str, no_validate: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="With --suite: the result as JSON.")
+def import_(
+    path: str | None,
+    fmt: str | None,
+    suite: str | None,
+    tasks: str | None,
+    levels: str | None,
+    list_tasks: bool,
+    budget: str | None,
+    no_validate: bool,
+    as_json: bool,
+) -> None:
     """Import environments: each new version is validated, then registered.
 
     Nothing in the file is trusted: status, kind, skill and max_turns are not read
@@ -293,24 +333,73 @@ def import_(path: str, fmt: str | None, budget: str, no_validate: bool) -> None:
     class, a seed's name on other code, in a spade-pool also links, FIFOs and devices)
     are listed and skipped.
 
+    With --suite, every task at every level becomes an environment (spade/RgChainSumL0-v1,
+    spade/RlveCRTL3-v1): the suite's gold answer must win in the sandbox on every tested
+    seed, trivial answers must lose. Tasks whose suite stores no answer to replay are
+    stored 'unvalidated' with the reason. Re-running continues an interrupted import.
+
     \b
     Examples:
       spade-envs import corpus.jsonl
       spade-envs import ./spare_games --format spade-pool --budget fast
       spade-envs import big.parquet --no-validate
+      spade-envs import --suite reasoning-gym --tasks chain_sum,maze --levels 0,3,hard
+      spade-envs import --suite rlve --levels 0,3
     """
+    if suite is not None:
+        _import_suite(path, suite, tasks, levels, list_tasks, budget or "fast", no_validate, as_json)
+        return
+    if tasks or levels or list_tasks:
+        raise click.UsageError("--tasks, --levels and --list-tasks go with --suite.")
     from .registry.formats import import_corpus
 
+    if path is None:
+        raise click.UsageError("Pass the PATH of a corpus to import, or --suite NAME.")
     if not Path(path).exists():
         raise click.UsageError(f"{path} does not exist.")
     result = import_corpus(
-        _registry(), path, fmt, validate=not no_validate, budget=budget, progress=True
+        _registry(), path, fmt, validate=not no_validate, budget=budget or "default",
+        progress=True,
     )
     for problem in result.problems:
         click.echo(f"skipped: {problem}", err=True)
     click.echo(result.summary())
     if no_validate and result.imported:
         click.echo("not validated: run `spade-envs revalidate --status unvalidated` to validate.")
+
+
+def _import_suite(
+    path: str | None,
+    suite: str,
+    tasks: str | None,
+    levels: str | None,
+    list_tasks: bool,
+    budget: str,
+    no_validate: bool,
+    as_json: bool,
+) -> None:
+    from .suites import parse_levels, task_names
+    from .suites.importer import import_suite
+
+    if path is not None:
+        raise click.UsageError("Pass either a PATH or --suite, not both.")
+    if no_validate:
+        raise click.UsageError("--suite always validates: suite environments are gated too.")
+    if list_tasks:
+        for name in task_names(suite):
+            click.echo(name)
+        return
+    chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    result = import_suite(
+        _registry(), suite, tasks=chosen, levels=parse_levels(levels), budget=budget
+    )
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=1))
+    else:
+        click.echo(result.summary())
+    if result.interrupted:
+        click.echo("interrupted: what finished is registered; run the same command to go on.")
+        sys.exit(130)
 
 
 @click.command("revalidate")

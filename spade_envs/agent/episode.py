@@ -38,6 +38,9 @@ END_OUTCOMES = (
 #: Endings that are the environment's fault (the designer reward penalises them); with
 #: ``model_error`` they are :data:`spade_envs.agent.failures.FAILURE_OUTCOMES`.
 FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed")
+#: ``info`` keys a play records when present: a suite problem generated at a derived seed,
+#: and an answer the suite's own scorer failed on (scored 0).
+NOTED_INFO_KEYS = ("replaced_seeds", "scorer_error")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class EnvTarget:
         kind: ``"text"``, ``"tool"`` or ``"game"``.
         description: Its task description (goes into the system prompt).
         written_hint: The model-written hint stored in the registry ("" when none).
+        knobs: Difficulty knobs every play opens it with (e.g. ``max_attempts`` of a
+            suite task for a two-turn evaluation).
     """
 
     env_id: str
@@ -57,6 +62,7 @@ class EnvTarget:
     kind: str
     description: str = ""
     written_hint: str = ""
+    knobs: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget]:
@@ -176,6 +182,8 @@ class Episode:
         seat_returns: Return of each seat (games in self-play; else the one seat "").
         turns: The model's turns.
         messages: The chat of each seat, system prompt included.
+        noted: The :data:`NOTED_INFO_KEYS` the environment's ``info`` carried (at reset
+            or a step): what an evaluation counts and shows, never what it scores.
     """
 
     env_id: str
@@ -195,6 +203,7 @@ class Episode:
     seat_returns: dict[str, float] = field(default_factory=dict)
     turns: list[Turn] = field(default_factory=list)
     messages: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    noted: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:

@@ -38,7 +38,7 @@ from ..error import EnvContractError, SpadeError
 from ..llm.base import ChatModel, Completion
 from .config import RolloutConfig, RolloutStats
 from .deadline import deadline
-from .episode import EnvTarget, Episode, PlaySpec, matched_specs, resolve_envs
+from .episode import NOTED_INFO_KEYS, EnvTarget, Episode, PlaySpec, matched_specs, resolve_envs
 from .failures import FailureCounts, failure_outcome, finite_reward, reward_range_top
 from .policy import Policy, Turn, classify_action, system_prompt, with_hint
 
@@ -253,6 +253,7 @@ class RolloutEngine:
         play.env = open_env(
             target.source,
             filename=target.env_id,
+            knobs=dict(target.knobs) or None,
             seat=0 if game and not play.selfplay else None,
             opponent=cfg.opponent if game and not play.selfplay else "best",
             isolation=cfg.isolation,
@@ -296,6 +297,7 @@ class RolloutEngine:
     def _start_single(self, play: _Play) -> None:
         observation, info = play.env.reset(seed=play.spec.env_seed)
         play.last_info = dict(info)
+        _note(play.episode, play.last_info)
         play.episode.seat_returns[""] = 0.0
         self._first_message(play, "", str(observation))
 
@@ -394,7 +396,8 @@ class RolloutEngine:
             self._after_selfplay(play)
             return
         try:  # whatever the env answered, only this play can end over it
-            observation, reward, terminated, truncated, _info = result
+            observation, reward, terminated, truncated, info = result
+            _note(play.episode, info)
             reward = finite_reward(reward, play.target.env_id)
             total = finite_reward(play.episode.seat_returns[""] + reward, play.target.env_id)
             observation = str(observation)
@@ -506,3 +509,9 @@ def rollout(
     specs = matched_specs([t.env_id for t in targets], plays, hint=hint, env_seed=config.env_seed)
     engine = RolloutEngine(model, config, registry=registry)
     return engine.run(specs, targets, progress=progress)
+
+
+def _note(episode: Episode, info: Any) -> None:
+    """Record which of :data:`NOTED_INFO_KEYS` an ``info`` dict carries (shown, not scored)."""
+    if isinstance(info, dict):
+        episode.noted.extend(k for k in NOTED_INFO_KEYS if info.get(k))

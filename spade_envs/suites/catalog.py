@@ -21,6 +21,7 @@ __all__ = [
     "SuiteNotInstalledError",
     "UnknownTaskError",
     "require_suite",
+    "known_suite",
     "plan",
     "task_names",
     "parse_levels",
@@ -74,6 +75,20 @@ SUITES: dict[str, SuiteInfo] = {
 }
 
 
+def known_suite(suite: str) -> SuiteInfo:
+    """The suite ``suite``, installed or not.
+
+    Raises:
+        UnknownTaskError: No such suite (close matches suggested).
+    """
+    if suite not in SUITES:
+        raise UnknownTaskError(
+            f"No suite named {suite!r}.{suggest(suite, SUITES)} The suites are: "
+            f"{', '.join(SUITES)}."
+        )
+    return SUITES[suite]
+
+
 def require_suite(suite: str) -> SuiteInfo:
     """The suite ``suite``, installed.
 
@@ -81,12 +96,7 @@ def require_suite(suite: str) -> SuiteInfo:
         UnknownTaskError: No such suite (close matches suggested).
         SuiteNotInstalledError: Its package is missing (the install line is given).
     """
-    if suite not in SUITES:
-        raise UnknownTaskError(
-            f"No suite named {suite!r}.{suggest(suite, SUITES)} The suites are: "
-            f"{', '.join(SUITES)}."
-        )
-    info = SUITES[suite]
+    info = known_suite(suite)
     if importlib.util.find_spec(info.module) is None:
         raise SuiteNotInstalledError(
             f"The {suite} suite is not installed (its package {info.distribution} is "

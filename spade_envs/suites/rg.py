@@ -48,7 +48,8 @@ class ReasoningGymTask(SuiteTask):
         module: The dataset's module (under ``reasoning_gym.``).
         dataset_class: The dataset class in that module.
         config_class: Its configuration dataclass (same module).
-        config: The configuration, without ``seed`` and ``size``.
+        config: The configuration's fields that differ from their defaults (without
+            ``seed`` and ``size``).
     """
 
     suite: ClassVar[str] = "reasoning-gym"
@@ -155,10 +156,12 @@ def resolve(task: str, level: str) -> dict[str, Any]:
         config = curriculum.generate_configuration()
     if hasattr(config, "validate"):
         config.validate()  # a curriculum level can give a configuration its task refuses
+    # Only what differs from the dataclass defaults is stored: the defaults belong to the
+    # package version (named in the source) and some are not plain data (enums, dates).
     values = {
         f.name: getattr(config, f.name)
         for f in dataclasses.fields(config)
-        if f.name not in ("seed", "size")
+        if f.name not in ("seed", "size") and getattr(config, f.name) != _default(f)
     }
     package = dataset_cls.__module__.split(".")[1]
     doc = (dataset_cls.__doc__ or "").strip().split("\n")[0].strip()
@@ -171,6 +174,14 @@ def resolve(task: str, level: str) -> dict[str, Any]:
         "family": package,
         "summary": doc,
     }
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
 
 
 def package_version() -> str:
