@@ -236,7 +236,11 @@ def rollout_command(**kwargs: Any) -> None:
     targets = resolve_envs(kwargs["env_ids"], registry)
     _check_trust(kwargs, targets)
     specs = matched_specs(
-        [t.env_id for t in targets], kwargs["plays"], hint=kwargs["hint"], env_seed=config.env_seed
+        [t.env_id for t in targets],
+        kwargs["plays"],
+        hint=kwargs["hint"],
+        env_seed=config.env_seed,
+        hintless=[t.env_id for t in targets if not t.has_hint],
     )
     click.echo(f"loading {kwargs['model_spec']} ...", err=True)
     with llm.load_model(kwargs["model_spec"], **_batch_kwargs(kwargs)) as model:

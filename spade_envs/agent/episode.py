@@ -55,6 +55,8 @@ class EnvTarget:
         written_hint: The model-written hint stored in the registry ("" when none).
         knobs: Difficulty knobs every play opens it with (e.g. ``max_attempts`` of a
             suite task for a two-turn evaluation).
+        has_hint: Whether the environment has a ``hint()`` (suite tasks do not: their
+            hinted plays are not played, and their regret is not measured).
     """
 
     env_id: str
@@ -63,6 +65,7 @@ class EnvTarget:
     description: str = ""
     written_hint: str = ""
     knobs: dict[str, Any] = field(default_factory=dict)
+    has_hint: bool = True
 
 
 def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget]:
@@ -111,6 +114,8 @@ def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget
                 kind=record.kind,
                 description=record.description,
                 written_hint=record.hint,
+                # Suite tasks define no hint(): the suites offer none.
+                has_hint=not record.suite,
             )
         )
     return targets
@@ -136,7 +141,12 @@ class PlaySpec:
 
 
 def matched_specs(
-    env_ids: Sequence[str], plays: int, *, hint: bool | None = None, env_seed: int = 0
+    env_ids: Sequence[str],
+    plays: int,
+    *,
+    hint: bool | None = None,
+    env_seed: int = 0,
+    hintless: Iterable[str] = (),
 ) -> list[PlaySpec]:
     """The plays of a run: ``plays`` per environment, with reset seeds ``env_seed + i``.
 
@@ -144,7 +154,15 @@ def matched_specs(
         hint: ``True``/``False`` for hinted/unhinted plays only; ``None`` for both,
             matched: the same reset seeds and play indices (hence sampling seeds) and the
             same count with and without the hint.
+        hintless: Environments without a hint: with ``hint=None`` they get only the
+            unhinted plays (with ``hint=True`` they are an error).
     """
+    hintless = set(hintless)
+    if hint is True and hintless & set(env_ids):
+        raise SpadeError(
+            f"{sorted(hintless & set(env_ids))[0]} has no hint (suite tasks offer none): "
+            "play it without --hint."
+        )
     if not isinstance(plays, int) or plays < 1:
         raise SpadeError(f"plays must be a positive int, got {plays!r}.")
     modes = (False, True) if hint is None else (bool(hint),)
@@ -152,6 +170,7 @@ def matched_specs(
         PlaySpec(env_id=env_id, play_index=i, env_seed=env_seed + i, hint=mode)
         for env_id in env_ids
         for mode in modes
+        if not (mode and env_id in hintless)
         for i in range(plays)
     ]
 

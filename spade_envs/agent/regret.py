@@ -241,6 +241,12 @@ def estimate_regret(
     config = config or RegretConfig()
     registry = registry if registry is not None else shared_registry()
     targets = resolve_envs(env_ids, registry)
+    hintless = [t.env_id for t in targets if not t.has_hint]
+    if hintless:
+        raise SpadeError(
+            f"{hintless[0]} has no hint (suite tasks offer none), so its regret cannot be "
+            "measured; play it with `spade-envs rollout` or `spade-envs evaluate`."
+        )
     specs = matched_specs(
         [t.env_id for t in targets], config.plays, hint=None, env_seed=config.rollout.env_seed
     )

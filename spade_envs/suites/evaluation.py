@@ -32,6 +32,7 @@ __all__ = [
     "EvalResult",
     "eval_set",
     "evaluate",
+    "suite_pool",
 ]
 
 #: The named sets ``--suite`` accepts (``rlve`` and ``reasoning-gym`` also take ``:<level>``).
@@ -66,8 +67,10 @@ class EvalSet:
     categories: tuple[str, ...] = ()
 
 
-def _suite_records(registry: Any, suite: str, level: str) -> tuple[list[Any], list[Any]]:
-    """Newest version per task of ``suite`` at ``level``: (playable, rejected)."""
+def _suite_records(
+    registry: Any, suite: str, level: str, playable_statuses: tuple[str, ...]
+) -> tuple[list[Any], list[Any]]:
+    """Newest version per task of ``suite`` at ``level``: (playable, left out)."""
     newest: dict[str, Any] = {}
     for record in registry.iter_records():
         info = record.extra.get("suite") if record.suite == suite else None
@@ -78,12 +81,19 @@ def _suite_records(registry: Any, suite: str, level: str) -> tuple[list[Any], li
         task = str(info.get("task"))
         if task not in newest or record.version > newest[task].version:
             newest[task] = record
-    playable = [r for r in newest.values() if r.status in ("validated", "unvalidated")]
-    rejected = [r for r in newest.values() if r.status not in ("validated", "unvalidated")]
+    playable = [r for r in newest.values() if r.status in playable_statuses]
+    rejected = [r for r in newest.values() if r.status not in playable_statuses]
     return sorted(playable, key=lambda r: r.name), sorted(rejected, key=lambda r: r.name)
 
 
-def eval_set(name: str, registry: Any) -> EvalSet:
+def suite_pool(name: str, registry: Any) -> list[str]:
+    """The validated environment IDs of a set (``rlve``, ``rlve:3``, ``reasoning-gym``,
+    ``rg-hard``): a fixed pool for the fixed-pool baseline (``suite:<name>``). Unproven
+    versions are left out of training pools."""
+    return [t.env_id for t in eval_set(name, registry, validated_only=True).tasks]
+
+
+def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalSet:
     """The evaluation set ``name`` over what ``registry`` holds.
 
     Raises:
@@ -112,7 +122,8 @@ def eval_set(name: str, registry: Any) -> EvalSet:
             raise SpadeError("rg-hard takes no level (it is the A.3 hard set).")
         level = "hard"
     level = level or "0"
-    playable, rejected = _suite_records(registry, suite, level)
+    statuses = ("validated",) if validated_only else ("validated", "unvalidated")
+    playable, rejected = _suite_records(registry, suite, level, statuses)
     if not playable:
         flag = "hard" if level == "hard" else level
         raise SpadeError(
@@ -129,7 +140,10 @@ def eval_set(name: str, registry: Any) -> EvalSet:
         else:
             category = record.skill
         tasks.append(EvalTask(record.id, category, str(info.get("task"))))
-    left_out = [(r.id, f"{r.status}: {r.extra['suite'].get('rejected', '')}") for r in rejected]
+    left_out = [
+        (r.id, f"{r.status}: {r.extra['suite'].get('rejected') or r.extra['suite'].get('unproven', '')}")
+        for r in rejected
+    ]
     present = {t.category for t in tasks}
     order = RG_CATEGORIES if base == "rg-hard" else tuple(sorted(present))
     return EvalSet(name, tasks, left_out, tuple(c for c in order if c in present))

@@ -213,8 +213,10 @@ class AgentSettings:
             fixed-pool mode, how many of the frozen pool are played per iteration
             (0: all of them).
         pool_kinds: Kinds of environment the pool draws from (``text``, ``tool``, ``game``).
-        fixed_pool: Fixed-pool mode: the frozen environments (names or gym IDs); empty:
-            every seed environment of ``pool_kinds`` except the evaluation ones.
+        fixed_pool: Fixed-pool mode: the frozen environments (names or gym IDs, or
+            ``suite:rlve``, ``suite:rlve:3``, ``suite:reasoning-gym``, ``suite:rg-hard`` for
+            every validated version an import registered); empty: every seed environment
+            of ``pool_kinds`` except the evaluation ones.
         max_turns: Cap on turns per play (0: the environment's own limit).
         max_tokens: Longest reply per turn.
         temperature: Sampling temperature.
@@ -367,8 +369,12 @@ class EvalSettings:
             instances).
         temperature: 0 is greedy; above 0 sampling uses the fixed ``seed``.
         seed: Sampling seed of the evaluation.
-        max_turns: Cap on turns per play (0: the environment's own limit).
+        max_turns: Cap on turns per play (0: the environment's own limit; suite sets: 2).
         max_tokens: Longest reply per turn.
+        suites: Suite evaluation sets also played at every evaluation, as
+            ``spade-envs evaluate`` plays them (``rg-hard``, ``rlve:3``, ...), with
+            ``plays`` episodes per task; win rates per category go to the metrics
+            (``suite_<set>_<category>_win_rate``) and the report's ``suites.png``.
     """
 
     every: int = 5
@@ -379,10 +385,19 @@ class EvalSettings:
     seed: int = 0
     max_turns: int = 0
     max_tokens: int = 512
+    suites: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from ..seeds import seed_names
+        from ..suites.evaluation import EVAL_SETS
 
+        for name in self.suites:
+            base = name.partition(":")[0]
+            _check(
+                base in EVAL_SETS,
+                f"eval.suites: {name!r} is not an evaluation set.{suggest(base, EVAL_SETS)} "
+                "Use rg-hard, rlve[:level], reasoning-gym[:level] or seeds.",
+            )
         _non_negative("eval", every=self.every, max_turns=self.max_turns)
         _non_negative("eval", temperature=self.temperature)
         _positive("eval", plays=self.plays, max_tokens=self.max_tokens)

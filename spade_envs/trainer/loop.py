@@ -344,7 +344,11 @@ class SelfPlayTrainer:
             return []
         targets = resolve_envs(mine, self.view)
         specs = matched_specs(
-            [t.env_id for t in targets], plays, hint=hint, env_seed=config.env_seed
+            [t.env_id for t in targets],
+            plays,
+            hint=hint,
+            env_seed=config.env_seed,
+            hintless=[t.env_id for t in targets if not t.has_hint],
         )
         return RolloutEngine(self.generator, config, registry=self.view).run(specs, targets)
 
@@ -435,6 +439,41 @@ class SelfPlayTrainer:
         parts = distributed.all_gather_objects(eval_summary(episodes))
         out = merge_eval(parts, time.perf_counter() - started)
         self._say(k, eval_line(out, len(cfg.envs)))
+        if cfg.suites and self.dist.is_main:  # only the main rank writes metrics
+            out.update(self._evaluate_suites(k))
+            out["seconds_eval"] = time.perf_counter() - started
+        return out
+
+    def _evaluate_suites(self, k: int) -> dict[str, Any]:
+        """``eval.suites``, played as ``spade-envs evaluate`` plays them."""
+        from ..suites.evaluation import eval_set, evaluate
+
+        cfg, agent = self.config.eval, self.config.agent
+        out: dict[str, Any] = {"eval_failed_suites": 0}
+        for name in cfg.suites:
+            result = evaluate(
+                self.generator,
+                eval_set(name, self.view),
+                registry=self.view,
+                episodes=cfg.plays,
+                max_turns=cfg.max_turns or 2,
+                temperature=cfg.temperature,
+                max_tokens=cfg.max_tokens,
+                seed=cfg.seed,
+                env_seed=cfg.env_seed,
+                rollout={"isolation": agent.isolation, "trust_code": agent.trust_code,
+                         "max_concurrent": agent.concurrency,
+                         "step_timeout": agent.step_timeout},
+            )
+            for score in [*result.categories, result.overall]:
+                out[f"suite_{name}_{score.category}_win_rate"] = score.win_rate
+            out["eval_failed_suites"] += result.failures.failed
+            rates = ", ".join(
+                f"{c.category} {c.win_rate:.2f}" if c.win_rate is not None else f"{c.category} n/a"
+                for c in [*result.categories, result.overall]
+            )
+            failed = f"; {result.failures.failed} plays failed" if result.failures.failed else ""
+            self._say(k, f"eval {name}: {rates}{failed}")
         return out
 
     # ============================================================ set-up, resume

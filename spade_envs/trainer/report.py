@@ -145,6 +145,16 @@ def draw_report(run_dir: str | Path, out_dir: str | Path | None = None) -> list[
                 ax.plot(xs, ys, marker="o", label=label)
         _finish(ax, title, ylabel)
         written.append(_save(fig, out / name, plt))
+    suite_fields = sorted({f for r in records for f in r if f.startswith("suite_")})
+    if suite_fields:  # eval.suites: one curve per evaluation set and category
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        for field in suite_fields:
+            xs, ys = _series(records, field)
+            if xs:
+                label = field[len("suite_") : -len("_win_rate")].replace("_", " ")
+                ax.plot(xs, ys, marker="o", label=label)
+        _finish(ax, "Suite evaluation (win rate)", "win rate")
+        written.append(_save(fig, out / "suites.png", plt))
     iterations = [int(r.get("iteration", i + 1)) for i, r in enumerate(records)]
     for name, title, ylabel, layers in STACKED_PLOTS:
         fig, ax = plt.subplots(figsize=(6.4, 4.0))

@@ -84,7 +84,16 @@ def _frozen_pool(trainer: Any) -> list[str]:
     from ..seeds import seed_class, seed_names
 
     cfg = trainer.config
-    names = list(cfg.agent.fixed_pool) or [
+    names: list[str] = []
+    for entry in cfg.agent.fixed_pool:
+        if entry.startswith("suite:"):
+            # A whole imported suite (suite:rlve, suite:rlve:3, suite:reasoning-gym).
+            from ..suites.evaluation import suite_pool
+
+            names += suite_pool(entry[len("suite:") :], trainer.view)
+        else:
+            names.append(entry)
+    names = names or [
         n
         for n in seed_names()
         if describe(seed_class(n)).kind in cfg.agent.pool_kinds and n not in cfg.eval.envs
@@ -141,6 +150,16 @@ def prepare(trainer: Any) -> None:
         )
         trainer.validator = Validator(cfg.designer.budget, pool_size=2)
 
+    # What the run plays, checked before the models load: a suite that was never
+    # imported stops here with the import command to run.
+    if cfg.mode == "fixed-pool":
+        trainer.fixed_pool = _frozen_pool(trainer)
+    if cfg.eval.suites and cfg.eval.every:
+        from ..suites.evaluation import eval_set
+
+        for name in cfg.eval.suites:
+            eval_set(name, trainer.view)
+
     # The models and the learner (LoRA is applied here, seeded).
     trainer.trainer_model, generator = load_models(
         cfg.model, seed=cfg.seed, local_rank=trainer.dist.local_rank
@@ -152,8 +171,6 @@ def prepare(trainer: Any) -> None:
     )
     trainer.raw_generator = generator
     trainer.generator = TimedModel(trainer._wrap(generator) if trainer._wrap else generator)
-    if cfg.mode == "fixed-pool":
-        trainer.fixed_pool = _frozen_pool(trainer)
 
     trainer._metrics_text = ""  # a fresh run starts an empty metrics file
     if resume_from is not None:

@@ -213,8 +213,10 @@ def metrics_record(
         agent_return_without_hint=_mean(play["without"]),
         eval_return=evaluation.get("eval_return"),
         eval_win_rate=evaluation.get("eval_win_rate"),
-        eval_failed=evaluation.get("eval_failed", 0),
+        eval_failed=evaluation.get("eval_failed", 0) + evaluation.get("eval_failed_suites", 0),
     )
+    # eval.suites: one win rate per evaluation set and category.
+    record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
     for key in ("loss", "loss_agent", "loss_designer", "tokens_agent", "tokens_designer"):
         record[key] = stats[key]
     for key in ("samples_agent", "samples_designer", "grad_norm", "clip_frac", "kl"):

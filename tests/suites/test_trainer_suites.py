@@ -1,0 +1,71 @@
+"""The fixed-pool baseline over an imported suite and eval.suites during training, with
+the tiny random Llama of the trainer tests and a copy of the shared suite import."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from spade_envs.trainer.config import load_config  # noqa: E402
+from spade_envs.trainer.loop import SelfPlayTrainer  # noqa: E402
+from spade_envs.trainer.report import draw_report  # noqa: E402
+
+from ..model_support import torch_threads  # noqa: E402
+from ..trainer.trainer_support import RESUME_SETTINGS, save_tiny_llama  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return save_tiny_llama(tmp_path_factory.mktemp("tiny-llama") / "model")
+
+
+def test_fixed_pool_over_rlve_with_rg_hard_evaluated_each_iteration(imported, tiny_model, tmp_path):
+    url, _ = imported
+    registry_file = tmp_path / "registry.db"
+    shutil.copy(url[len("sqlite:///") :], registry_file)
+    config = load_config(
+        "cpu-test",
+        [
+            f"model.spec={tiny_model}",
+            *RESUME_SETTINGS,
+            "iterations=1",
+            "mode=fixed-pool",
+            "agent.fixed_pool=suite:rlve",
+            "agent.pool_envs=0",
+            "eval.every=1",
+            "eval.plays=1",
+            "eval.suites=rg-hard",
+            f"registry_url=sqlite:///{registry_file}",
+        ],
+    )
+    with torch_threads(1):
+        trainer = SelfPlayTrainer(config, tmp_path / "run")
+        [record] = trainer.run()
+    # Only the validated RLVE task: Knapsack is unproven and stays out of training.
+    assert trainer.fixed_pool == ["spade/RlveCRTL0-v1"]
+    # Suite tasks have no hint: only the unhinted plays are played, none fails.
+    assert record["plays"] == 2 and record["plays_failed"] == 0
+    assert record["tokens_agent"] > 0
+    rates = {k: v for k, v in record.items() if k.startswith("suite_rg-hard_")}
+    assert set(rates) == {
+        f"suite_rg-hard_{c}_win_rate" for c in ("math", "algorithmic", "cognition", "overall")
+    }
+    assert all(v is None or 0.0 <= v <= 1.0 for v in rates.values())
+    plots = {p.name for p in draw_report(tmp_path / "run")}
+    assert "suites.png" in plots
+
+
+def test_a_suite_pool_that_was_never_imported_stops_before_the_models_load(tmp_path):
+    config = load_config(
+        "cpu-test",
+        ["model.spec=/nonexistent/model", "mode=fixed-pool", "agent.fixed_pool=suite:rlve:3",
+         f"registry_url=sqlite:///{tmp_path / 'empty.db'}"],
+    )
+    from spade_envs.error import SpadeError
+
+    with pytest.raises(SpadeError, match=r"spade-envs import --suite rlve --levels 3"):
+        SelfPlayTrainer(config, tmp_path / "run").run()
