@@ -29,8 +29,9 @@ from . import queries
 
 __all__ = ["FACETS", "Catalog", "Snapshot"]
 
-#: The categorical columns one can filter and count by.
-FACETS = ("skill", "kind", "origin", "status")
+#: The categorical columns one can filter and count by. An empty value (no skill, no
+#: suite) is kept in the codes but is no choice: ``Snapshot.choices`` leaves it out.
+FACETS = ("skill", "kind", "origin", "status", "suite")
 _SUMMARY_CHARS = 240
 #: Statuses are read whole at least this often (seconds), whatever their counts say.
 STATUS_RECHECK_S = 60.0
@@ -77,6 +78,10 @@ class Snapshot:
 
     def value(self, facet: str, pos: int) -> str:
         return self.vocab[facet][int(self.codes[facet][pos])]
+
+    def choices(self, facet: str) -> list[str]:
+        """The values of ``facet`` one can filter by: those present, sorted, empty left out."""
+        return sorted(v for v in self.vocab[facet] if v)
 
     def position(self, key: int) -> int | None:
         """The position of a version's key, or None when the catalog has not seen it."""
@@ -208,9 +213,10 @@ class Catalog:
             made,
             text,
             parents_json,
+            suite,
         ) in enumerate(rows):
             pos = len(old) + offset
-            for facet, value in zip(FACETS, (skill or "", kind, origin, status)):
+            for facet, value in zip(FACETS, (skill or "", kind, origin, status, suite or "")):
                 code = lookup[facet].get(value)
                 if code is None:
                     code = lookup[facet][value] = len(vocab[facet])

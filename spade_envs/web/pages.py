@@ -67,7 +67,8 @@ def _edges(values: np.ndarray, step: float, low: float, high: float) -> np.ndarr
 
 
 def overview_page(app: Any, request: Request) -> Response:
-    """Counts by skill, kind, origin and status; regret and win-rate histograms; newest; runs."""
+    """Counts by facet (skill, kind, origin, status, suite); regret and win-rate histograms;
+    newest; runs."""
     Params(request.query).done()
     snap = app.catalog.snapshot()
     app.vectors.refresh()
@@ -89,6 +90,7 @@ def overview_page(app: Any, request: Request) -> Response:
         items = [
             (v, float(c), "/envs" + qs({facet: v}))
             for v, c in sorted(counts.items(), key=lambda kv: -kv[1])
+            if v  # no skill, no suite: nothing to filter by
         ]
         parts.append(str(bar_chart(items[:16], title=f"by {facet}")))
     regrets = snap.regret[played]
@@ -187,9 +189,7 @@ def _filter_form(snap: Snapshot, query: ListQuery, facets: dict[str, dict[str, i
     parts.append(_select("mode", [(m, f"{m} search") for m in MODES], query.mode, "Match"))
     for facet in FACETS:
         counts = facets.get(facet, {})
-        options = [("", "any")] + [
-            (v, f"{v} ({counts.get(v, 0):,})") for v in sorted(snap.vocab[facet])
-        ]
+        options = [("", "any")] + [(v, f"{v} ({counts.get(v, 0):,})") for v in snap.choices(facet)]
         parts.append(_select(facet, options, query.facet(facet), facet))
     low = "" if query.regret_min is None else f"{query.regret_min:g}"
     high = "" if query.regret_max is None else f"{query.regret_max:g}"
@@ -338,7 +338,7 @@ def map_page(app: Any, request: Request) -> Response:
     colour = (
         params.choice("color", ("skill", "kind", "origin", "status", "regret"), "skill") or "skill"
     )
-    filters = {f: params.choice(f, snap.vocab[f] or ["(none yet)"]) for f in FACETS}
+    filters = {f: params.choice(f, snap.choices(f) or ["(none yet)"]) for f in FACETS}
     limit = app.config.map_points
     count = params.integer("n", low=10, high=limit, default=min(limit, 2000)) or limit
     params.done()
@@ -391,7 +391,7 @@ def map_page(app: Any, request: Request) -> Response:
         )
     )
     for facet in FACETS:
-        options = [("", "any")] + [(v, v) for v in sorted(snap.vocab[facet])]
+        options = [("", "any")] + [(v, v) for v in snap.choices(facet)]
         controls.append(_select(facet, options, filters[facet], facet))
     controls.append(
         f'<label>points<input type="number" name="n" min="10" max="{limit}" '

@@ -1,23 +1,25 @@
 """One environment's page, its source download, and playing it in the browser.
 
 The environment page reads the registry directly (never the catalog's snapshot), so
-it is always current: description, validation reports check by check, play statistics
-per checkpoint as charts, lineage (parents, children, the grounding document), the
-highlighted source, a download link and a copyable ``gym.make`` line. The play pages
-drive a :class:`~spade_envs.web.play.PlaySessions` session; only POSTs that pass the
+it is always current: description, the suite an imported version comes from,
+validation reports check by check, play statistics per checkpoint as charts, lineage
+(parents, children, the grounding document), the highlighted source, a download link
+and a copyable ``gym.make`` line. The play pages drive a
+:class:`~spade_envs.web.play.PlaySessions` session; only POSTs that pass the
 CSRF check reach it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
 from .charts import grouped_bars
 from .highlight import highlight_python
-from .html import Raw, badge, env_href, esc, fmt_num, fmt_time, link, table
+from .html import Raw, badge, env_href, esc, fmt_num, fmt_time, link, qs, table
 from .http import HTTPError, Params, Request, Response
 from .play import MAX_ACTION_CHARS, PlaySession
 
@@ -215,6 +217,40 @@ def _lineage_section(app: Any, record: Any) -> str:
     return "".join(parts)
 
 
+def _suite_section(record: Any) -> str:
+    """Where an imported version comes from (``record.suite`` and ``extra["suite"]``):
+    the suite linked to its homepage, package and version, task, level, licence, and why
+    it is unproven or rejected. Every value is stored data, escaped like model text."""
+    if not record.suite:
+        return ""
+    info = record.extra.get("suite")
+    info = info if isinstance(info, dict) else {}
+
+    def text(key: str) -> str:
+        value = info.get(key)
+        return "" if value is None else str(value)
+
+    homepage = text("homepage")
+    name = (
+        link(homepage, record.suite)
+        if re.match(r"https?://[^\s]+\Z", homepage, re.IGNORECASE)
+        else esc(record.suite)
+    )
+    package = " ".join(v for v in (text("distribution"), text("version")) if v)
+    shown = [f"suite <b>{name}</b>"]
+    if package:
+        shown.append(f"package <b>{esc(package)}</b>")
+    for key in ("task", "level", "category", "family", "licence"):
+        if text(key):
+            shown.append(f"{key} <b>{esc(text(key))}</b>")
+    shown.append(str(link("/envs" + qs({"suite": record.suite}), "every version of the suite")))
+    parts = ['<p class="facts" id="suite">' + " · ".join(shown) + "</p>"]
+    for key, label in (("unproven", "Unproven"), ("rejected", "Rejected")):
+        if text(key):
+            parts.append(f'<p class="note" id="suite-{key}">{label}: {esc(text(key))}</p>')
+    return "".join(parts)
+
+
 def env_page(app: Any, request: Request, slug: str) -> Response:
     """Everything stored about one version."""
     Params(request.query).done()
@@ -239,6 +275,7 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
     parts = [
         f'<h1 class="envid">{esc(ident)} {badge(record.status)}</h1>',
         '<p class="facts">' + " · ".join(f"{esc(k)} <b>{esc(v)}</b>" for k, v in facts) + "</p>",
+        _suite_section(record),
         f'<p class="versions">Versions of {esc(record.name)}: {version_links}</p>',
         '<div class="actions">'
         f'<input class="copy" id="gymmake" readonly value="{esc(make_line)}" '
@@ -331,8 +368,6 @@ def play_start(app: Any, request: Request) -> Response:
 
 
 def _session_id(sid: str) -> str:
-    import re
-
     if not re.fullmatch(_SESSION, sid):
         raise HTTPError(404, "There is no play session with that address.")
     return sid

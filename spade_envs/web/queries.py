@@ -45,12 +45,12 @@ def _rows(engine: Any, sql: str, **params: Any) -> list[tuple[Any, ...]]:
 
 def environment_batch(engine: Any, after: int, limit: int) -> list[tuple[Any, ...]]:
     """``(key, name, version, kind, skill, origin, status, created_at, description,
-    parents_json)`` of versions with key above ``after``, oldest first (no source)."""
+    parents_json, suite)`` of versions with key above ``after``, oldest first (no source)."""
     from sqlalchemy import DateTime, text
 
     query = text(
         "SELECT id, name, version, kind, skill, origin, status, created_at, description, "
-        "parents_json FROM environments WHERE id > :after ORDER BY id LIMIT :limit"
+        "parents_json, suite FROM environments WHERE id > :after ORDER BY id LIMIT :limit"
     ).columns(created_at=DateTime())  # typed, so SQLite's text timestamps are parsed
     with engine.connect() as conn:
         return [tuple(r) for r in conn.execute(query, {"after": after, "limit": limit})]

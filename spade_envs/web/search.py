@@ -59,6 +59,7 @@ class ListQuery:
     kind: str | None = None
     origin: str | None = None
     status: str | None = None
+    suite: str | None = None
     name: str | None = None
     regret_min: float | None = None
     regret_max: float | None = None
@@ -98,12 +99,13 @@ def _default_sort(query: ListQuery) -> str:
 
 
 def parse_list_query(params: Params, snap: Snapshot, *, paged: bool = True) -> ListQuery:
-    """Check the list parameters against the catalog (unknown skills are a 400 with a hint)."""
+    """Check the list parameters against the catalog (an unknown skill, suite, ... is a 400
+    with a hint)."""
     q = params.text("q", max_chars=200)
     mode = params.choice("mode", MODES, "text") or "text"
     values: dict[str, Any] = {}
     for facet in FACETS:
-        values[facet] = params.choice(facet, snap.vocab[facet] or ["(none yet)"])
+        values[facet] = params.choice(facet, snap.choices(facet) or ["(none yet)"])
     name = params.text("name", max_chars=64) or None
     if name is not None and name not in set(snap.names):
         raise HTTPError(400, f"name: no environment is called {name!r}.")
