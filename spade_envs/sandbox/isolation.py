@@ -146,6 +146,9 @@ def worker_environment(config: SandboxConfig) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        # Matplotlib (which some suite tasks import) needs a writable config directory;
+        # under bubblewrap /tmp is the private one it may write, and it makes no subdir.
+        "MPLCONFIGDIR": "/tmp",
     }
     env.update(config.extra_env)
     return env

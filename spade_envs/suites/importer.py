@@ -25,10 +25,13 @@ __all__ = [
     "suite_budget",
 ]
 
-#: CPU seconds one reset (a problem's generation) may take during validation. The gate's
-#: 0.5 s is for model-written code; a suite's generator is slower at high levels, and a
-#: generation above this is rejected as too slow to train on.
-SUITE_CALL_SECONDS = 2.0
+#: CPU seconds one reset (a problem's generation) or step (its scoring) may take during
+#: validation. The gate's 0.5 s is for model-written code; a suite's generator is slower at
+#: high levels, and a call above this is rejected as too slow to train on.
+SUITE_CALL_SECONDS = 4.0
+#: Longest observation: suite questions at hard levels exceed the gate's 8,192 characters
+#: (:attr:`SuiteTask.max_observation_length` is the same).
+SUITE_OBSERVATION_CHARS = 16_384
 #: Wall-clock limit of one whole check for suite environments (several resets each).
 SUITE_CHECK_TIMEOUT = 60.0
 
@@ -39,6 +42,7 @@ def suite_budget(budget: str | Budget) -> Budget:
     return get_budget(
         base,
         call_seconds=max(base.call_seconds, SUITE_CALL_SECONDS),
+        max_observation_chars=max(base.max_observation_chars, SUITE_OBSERVATION_CHARS),
         check_timeout=max(base.check_timeout, SUITE_CHECK_TIMEOUT),
     )
 
