@@ -38,8 +38,10 @@ def main() -> None:
     seeds = [seed_source(n) for n in seed_names()]
     seed_reports = validate_many(seeds, budget=suite_budget(args.budget), progress=False)
     baseline = (time.perf_counter() - started) / len(seeds)
-    print(f"baseline: {len(seeds)} seeds validated, {baseline:.2f} s per environment "
-          f"({sum(r.passed for r in seed_reports)} passed)")
+    print(
+        f"baseline: {len(seeds)} seeds validated, {baseline:.2f} s per environment "
+        f"({sum(r.passed for r in seed_reports)} passed)"
+    )
 
     results = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -347,7 +347,8 @@ def import_(
       spade-envs import --suite rlve --levels 0,3
     """
     if suite is not None:
-        _import_suite(path, suite, tasks, levels, list_tasks, budget or "fast", no_validate, as_json)
+        budget = budget or "fast"
+        _import_suite(path, suite, tasks, levels, list_tasks, budget, no_validate, as_json)
         return
     if tasks or levels or list_tasks:
         raise click.UsageError("--tasks, --levels and --list-tasks go with --suite.")

@@ -16,8 +16,7 @@ __all__ = ["SUITE_COMMANDS"]
     "model_spec",
     default="smollm2",
     show_default=True,
-    help="smollm2, a local Hugging Face model directory, openai:<base url>[#model] or "
-    "vllm:<path>.",
+    help="smollm2, a local Hugging Face model directory, openai:<base url>[#model] or vllm:<path>.",
 )
 @click.option(
     "--suite",
@@ -29,14 +28,15 @@ __all__ = ["SUITE_COMMANDS"]
 )
 @click.option("--episodes", type=click.IntRange(1, 10_000), default=8, show_default=True)
 @click.option("--max-turns", type=click.IntRange(1, 200), default=2, show_default=True)
-@click.option(
-    "--temperature", type=click.FloatRange(0.0, 2.0), default=0.6, show_default=True
-)
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.6, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, 32_768), default=512, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
 @click.option("--env-seed", type=int, default=0, show_default=True, help="Reset seed of play 0.")
 @click.option(
-    "--concurrency", type=click.IntRange(1, 4096), default=32, show_default=True,
+    "--concurrency",
+    type=click.IntRange(1, 4096),
+    default=32,
+    show_default=True,
     help="Plays live at once (the model's batch).",
 )
 @click.option("--tasks", help="Only these tasks (comma-separated suite task names).")

@@ -60,16 +60,28 @@ class SuiteInfo:
 
     @property
     def install_line(self) -> str:
-        return f"pip install '{self.distribution}=={self.pin}'  (or: pip install 'spade-envs[suites]')"
+        return (
+            f"pip install '{self.distribution}=={self.pin}'  (or: pip install 'spade-envs[suites]')"
+        )
 
 
 SUITES: dict[str, SuiteInfo] = {
     "reasoning-gym": SuiteInfo(
-        "reasoning-gym", "reasoning-gym", "0.1.25", "reasoning_gym", "Apache-2.0", "Rg",
+        "reasoning-gym",
+        "reasoning-gym",
+        "0.1.25",
+        "reasoning_gym",
+        "Apache-2.0",
+        "Rg",
         "https://github.com/open-thought/reasoning-gym",
     ),
     "rlve": SuiteInfo(
-        "rlve", "rlve-gym", "0.0.1", "Gym", "MIT", "Rlve",
+        "rlve",
+        "rlve-gym",
+        "0.0.1",
+        "Gym",
+        "MIT",
+        "Rlve",
         "https://github.com/Zhiyuan-Zeng/RLVE",
     ),
 }
@@ -237,7 +249,9 @@ def _spec(info: SuiteInfo, adapter: Any, version: str, task: str, level: str) ->
         skill = attrs["skill"]
         category = adapter.hard_configs().get(task, {}).get("category", "")
         where = "the A.3 hard configuration" if level == "hard" else f"curriculum level {level}"
-        description = f"reasoning-gym task {task} ({attrs['family']}) at {where}. {attrs['summary']}"
+        description = (
+            f"reasoning-gym task {task} ({attrs['family']}) at {where}. {attrs['summary']}"
+        )
         details = {"family": attrs["family"], "category": category}
     else:
         if level == "hard":
@@ -245,7 +259,9 @@ def _spec(info: SuiteInfo, adapter: Any, version: str, task: str, level: str) ->
         try:
             attrs = adapter.resolve(task, int(level))
         except Exception as exc:
-            raise _NotAvailable(f"its controller fails at level {level}: {type(exc).__name__}: {exc}") from exc
+            raise _NotAvailable(
+                f"its controller fails at level {level}: {type(exc).__name__}: {exc}"
+            ) from exc
         base = "RlveTask"
         body = {k: attrs[k] for k in ("module", "env_class", "parameters")}
         skill = "math" if _RLVE_MATH.search(task) else "logic"
@@ -253,7 +269,9 @@ def _spec(info: SuiteInfo, adapter: Any, version: str, task: str, level: str) ->
         details = {}
     for key, value in body.items():
         if not literal_round_trip(value):
-            raise _NotAvailable(f"its {key} is not plain data that survives storage: {value!r:.120}")
+            raise _NotAvailable(
+                f"its {key} is not plain data that survives storage: {value!r:.120}"
+            )
     name = env_name(info.id, task, level)
     description = " ".join(description.split())[:600]
     source = _render(info, base, name, version, task, level, skill, description, body)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..error import SpadeError
 
@@ -93,6 +94,10 @@ def suite_pool(name: str, registry: Any) -> list[str]:
     return [t.env_id for t in eval_set(name, registry, validated_only=True).tasks]
 
 
+def _why(info: dict[str, Any]) -> str:
+    return str(info.get("rejected") or info.get("unproven") or "")
+
+
 def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalSet:
     """The evaluation set ``name`` over what ``registry`` holds.
 
@@ -140,10 +145,7 @@ def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalS
         else:
             category = record.skill
         tasks.append(EvalTask(record.id, category, str(info.get("task"))))
-    left_out = [
-        (r.id, f"{r.status}: {r.extra['suite'].get('rejected') or r.extra['suite'].get('unproven', '')}")
-        for r in rejected
-    ]
+    left_out = [(r.id, f"{r.status}: {_why(r.extra['suite'])}") for r in rejected]
     present = {t.category for t in tasks}
     order = RG_CATEGORIES if base == "rg-hard" else tuple(sorted(present))
     return EvalSet(name, tasks, left_out, tuple(c for c in order if c in present))
@@ -234,21 +236,20 @@ class EvalResult:
         lines = [
             f"{self.set_name}: {self.model}, {s['episodes']} episodes per task, at most "
             f"{s['max_turns']} turns, temperature {s['temperature']}",
-            f"{'category':<14} {'tasks':>5} {'plays':>6} {'win rate':>17} {'return':>7} {'failed':>6}",
+            f"{'category':<14} {'tasks':>5} {'plays':>6} {'win rate':>17} {'return':>7} "
+            f"{'failed':>6}",
         ]
         for score in [*self.categories, self.overall]:
-            rate = (
-                "n/a"
-                if score.win_rate is None
-                else f"{score.win_rate:.3f} ± {score.stderr:.3f}"
-            )
+            rate = "n/a" if score.win_rate is None else f"{score.win_rate:.3f} ± {score.stderr:.3f}"
             mean = "n/a" if score.mean_return is None else f"{score.mean_return:.3f}"
             lines.append(
                 f"{score.category.title():<14} {score.tasks:>5} {score.plays:>6} {rate:>17} "
                 f"{mean:>7} {score.failed:>6}"
             )
         if self.failures.failed:
-            lines.append(f"failed plays: {self.failures.summary()}; first: {self.failures.first_error}")
+            lines.append(
+                f"failed plays: {self.failures.summary()}; first: {self.failures.first_error}"
+            )
         if self.left_out:
             lines.append(f"left out (not validated): {len(self.left_out)} version(s)")
         if self.replaced_seeds:
@@ -332,8 +333,7 @@ def evaluate(
     for episode in played:
         by_env.setdefault(episode.env_id, []).append(episode)
     per_task = {
-        env_id: CategoryScore.of(category[env_id], 1, by_env.get(env_id, []))
-        for env_id in category
+        env_id: CategoryScore.of(category[env_id], 1, by_env.get(env_id, [])) for env_id in category
     }
     categories = []
     for name in evaluation.categories:

@@ -11,8 +11,9 @@ import hashlib
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..validation.budget import Budget, get_budget
 from .catalog import SuiteEnvSpec, Unavailable, plan
@@ -122,9 +123,7 @@ class SuiteImportResult:
         ]
         reasons = self.rejected_by_reason()
         if reasons:
-            lines.append(
-                "rejected by reason: " + ", ".join(f"{k} {v}" for k, v in reasons.items())
-            )
+            lines.append("rejected by reason: " + ", ".join(f"{k} {v}" for k, v in reasons.items()))
         for env in self.envs:
             if env.new and env.status != "validated":
                 label = "unproven" if env.status == "unvalidated" else "rejected"

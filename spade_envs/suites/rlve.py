@@ -18,7 +18,8 @@ import copy
 import random
 import sys
 import types
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from .base import Problem, SuiteTask, import_leaf
 
@@ -69,7 +70,13 @@ def _answer_forms(reference: Any) -> list[str]:
             rows = [" ".join(map(str, r)) for r in reference]
             return ["\n".join(rows), " ".join(rows), str(list(reference))]
         flat = [str(r) for r in reference]
-        return [" ".join(flat), ",".join(flat), "\n".join(flat), "".join(flat), str(list(reference))]
+        return [
+            " ".join(flat),
+            ",".join(flat),
+            "\n".join(flat),
+            "".join(flat),
+            str(list(reference)),
+        ]
     return [str(reference)]
 
 
@@ -122,7 +129,7 @@ class RlveTask(SuiteTask):
         for form in _answer_forms(reference):
             try:
                 score = float(env.scorer(f"<answer>{form}</answer>"))
-            except Exception:  # noqa: BLE001  (a form the scorer cannot parse)
+            except Exception:
                 continue
             if score >= env.passing_reward_threshold - 1e-6:
                 return form, ""

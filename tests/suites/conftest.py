@@ -22,8 +22,9 @@ def imported(tmp_path_factory):
     url = f"sqlite:///{path}"
     registry = Registry(url)
     results = [
-        import_suite(registry, suite, tasks=tasks, levels=levels, budget="fast", seed=7,
-                     progress=False)
+        import_suite(
+            registry, suite, tasks=tasks, levels=levels, budget="fast", seed=7, progress=False
+        )
         for suite, tasks, levels in SMALL_IMPORT
     ]
     registry.close()

@@ -66,7 +66,9 @@ def test_more_attempts_say_try_again_and_never_the_answer():
     env.reset(seed=4)
     obs, reward, terminated, truncated, _ = env.step("<answer>0</answer>")
     assert (reward, terminated, truncated) == (0.0, False, False)
-    assert obs.startswith("Incorrect, try again.") and "4" not in obs.replace("Attempts left: 2", "")
+    assert obs.startswith("Incorrect, try again.") and "4" not in obs.replace(
+        "Attempts left: 2", ""
+    )
     assert env.step("<answer>half</answer>")[1] == 0.0  # partial credit only on the last
     obs, reward, terminated, _, _ = env.step("<answer>half</answer>")
     assert (obs, reward, terminated) == ("Incorrect.", 0.5, True)
@@ -86,7 +88,10 @@ def test_a_task_that_never_generates_says_which_seeds_and_why():
     class Never(Toy):
         failing = staticmethod(lambda seed: True)
 
-    with pytest.raises(SuiteGenerationError, match=r"failed to generate a problem at seed 4 .*ValueError: cannot build at 4"):
+    with pytest.raises(
+        SuiteGenerationError,
+        match=r"failed to generate a problem at seed 4 .*ValueError: cannot build at 4",
+    ):
         Never().reset(seed=4)
 
 
@@ -111,11 +116,16 @@ def test_read_answer_prefers_the_answer_tag_then_boxed():
 
 
 _literals = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
     | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.tuples(inner, inner)
-    | st.dictionaries(st.integers() | st.text(max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.integers() | st.text(max_size=4), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 

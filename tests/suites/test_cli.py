@@ -25,9 +25,15 @@ def test_import_a_suite_task_then_list_and_show_it(fresh):
     assert "rlve: 1 environments planned" in result.output and "1 validated" in result.output
     listed = fresh.invoke(main, ["list", "--suite", "rlve"])
     assert "spade/RlveCRTL0-v1" in listed.output and "1 environment version(s)" in listed.output
-    assert "0 environment version(s)" in fresh.invoke(main, ["list", "--suite", "reasoning-gym"]).output
+    assert (
+        "0 environment version(s)"
+        in fresh.invoke(main, ["list", "--suite", "reasoning-gym"]).output
+    )
     shown = fresh.invoke(main, ["show", "spade/RlveCRTL0-v1"])
-    assert "suite: rlve 0.0.1 task CRT level 0 (MIT, https://github.com/Zhiyuan-Zeng/RLVE)" in shown.output
+    assert (
+        "suite: rlve 0.0.1 task CRT level 0 (MIT, https://github.com/Zhiyuan-Zeng/RLVE)"
+        in shown.output
+    )
     again = fresh.invoke(main, ["import", "--suite", "rlve", "--tasks", "CRT", "--json"])
     assert json.loads(again.output)["counts"]["already_registered"] == 1
 
@@ -42,7 +48,10 @@ def test_list_tasks(fresh):
     "args, message",
     [
         (["import", "--suite", "rlv"], "No suite named 'rlv'. Did you mean 'rlve'?"),
-        (["import", "--suite", "rlve", "--tasks", "CRTT"], "rlve has no task 'CRTT'. Did you mean 'CRT'"),
+        (
+            ["import", "--suite", "rlve", "--tasks", "CRTT"],
+            "rlve has no task 'CRTT'. Did you mean 'CRT'",
+        ),
         (["import", "--suite", "rlve", "--levels", "easy"], "level 'easy' is not a level"),
         (["import", "--tasks", "CRT"], "--tasks, --levels and --list-tasks go with --suite"),
         (["import"], "Pass the PATH of a corpus to import, or --suite NAME"),
@@ -63,11 +72,21 @@ def test_bad_input_says_what_to_do(fresh, args, message):
 def test_evaluate_smollm2_on_an_imported_suite(registry):
     result = CliRunner().invoke(
         main,
-        ["evaluate", "--model", "smollm2", "--suite", "rlve", "--episodes", "2",
-         "--max-tokens", "24", "--json"],
+        [
+            "evaluate",
+            "--model",
+            "smollm2",
+            "--suite",
+            "rlve",
+            "--episodes",
+            "2",
+            "--max-tokens",
+            "24",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output[result.output.index("{"):])
+    data = json.loads(result.output[result.output.index("{") :])
     assert data["overall"]["plays"] + data["failed_plays"] == 4
     assert data["failed_plays"] == 0 and 0 < data["env_share"] < 1
     assert {c["category"] for c in data["categories"]} == {"logic"}

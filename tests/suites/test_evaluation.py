@@ -51,7 +51,9 @@ def _answers(registry, evaluation, episodes):
 def test_rg_hard_is_grouped_in_spades_categories(registry):
     chosen = eval_set("rg-hard", registry)
     assert {t.task: t.category for t in chosen.tasks} == {
-        "basic_arithmetic": "math", "chain_sum": "math", "graph_color": "algorithmic",
+        "basic_arithmetic": "math",
+        "chain_sum": "math",
+        "graph_color": "algorithmic",
         "rush_hour": "cognition",
     }
     assert chosen.categories == ("math", "algorithmic", "cognition")
@@ -59,8 +61,14 @@ def test_rg_hard_is_grouped_in_spades_categories(registry):
 
 def test_an_oracle_wins_where_there_is_gold_and_the_table_says_so(registry):
     chosen = eval_set("rg-hard", registry)
-    result = evaluate(Oracle(_answers(registry, chosen, 2)), chosen, registry=registry,
-                      episodes=2, max_turns=1, temperature=0.0)
+    result = evaluate(
+        Oracle(_answers(registry, chosen, 2)),
+        chosen,
+        registry=registry,
+        episodes=2,
+        max_turns=1,
+        temperature=0.0,
+    )
     rates = {c.category: c.win_rate for c in result.categories}
     assert rates == {"math": 1.0, "algorithmic": 1.0, "cognition": 0.0}
     assert result.overall.plays == 8 and result.overall.wins == 6
@@ -73,11 +81,23 @@ def test_an_oracle_wins_where_there_is_gold_and_the_table_says_so(registry):
 def test_max_turns_gives_suite_tasks_a_second_answer(registry):
     chosen = eval_set("rlve", registry)
     answers = _answers(registry, chosen, 2)
-    one = evaluate(Oracle(answers, wrong_first=True), chosen, registry=registry, episodes=2,
-                   max_turns=1, temperature=0.0)
-    two = evaluate(Oracle(answers, wrong_first=True), chosen, registry=registry, episodes=2,
-                   max_turns=2, temperature=0.0)
-    crt = [k for k in one.per_task if "CRT" in k][0]
+    one = evaluate(
+        Oracle(answers, wrong_first=True),
+        chosen,
+        registry=registry,
+        episodes=2,
+        max_turns=1,
+        temperature=0.0,
+    )
+    two = evaluate(
+        Oracle(answers, wrong_first=True),
+        chosen,
+        registry=registry,
+        episodes=2,
+        max_turns=2,
+        temperature=0.0,
+    )
+    crt = next(k for k in one.per_task if "CRT" in k)
     assert one.per_task[crt].win_rate == 0.0 and two.per_task[crt].win_rate == 1.0
 
 

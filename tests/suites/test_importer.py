@@ -21,14 +21,24 @@ def _by_task(results):
 def test_gold_answers_win_so_the_tasks_are_validated(imported):
     url, results = imported
     envs = _by_task(results)
-    for key in [("basic_arithmetic", "0"), ("chain_sum", "hard"), ("graph_color", "0"), ("CRT", "0")]:
+    for key in [
+        ("basic_arithmetic", "0"),
+        ("chain_sum", "hard"),
+        ("graph_color", "0"),
+        ("CRT", "0"),
+    ]:
         assert envs[key].status == "validated", envs[key]
     registry = Registry(url)
     record = registry.get(envs[("CRT", "0")].env_id)
     assert record.origin == "imported" and record.suite == "rlve"
     assert record.extra["suite"] == {
-        "id": "rlve", "task": "CRT", "level": "0", "version": "0.0.1", "distribution": "rlve-gym",
-        "licence": "MIT", "homepage": "https://github.com/Zhiyuan-Zeng/RLVE",
+        "id": "rlve",
+        "task": "CRT",
+        "level": "0",
+        "version": "0.0.1",
+        "distribution": "rlve-gym",
+        "licence": "MIT",
+        "homepage": "https://github.com/Zhiyuan-Zeng/RLVE",
     }
     assert registry.validations(record.id)[0].passed
 
@@ -71,7 +81,9 @@ def test_an_interrupted_import_keeps_only_whole_versions_and_continues(tmp_path)
         seen.append(env)
         raise KeyboardInterrupt
 
-    first = import_suite(registry, "rlve", tasks=["CRT", "TwoSAT", "Binario"], progress=stop_after_first)
+    first = import_suite(
+        registry, "rlve", tasks=["CRT", "TwoSAT", "Binario"], progress=stop_after_first
+    )
     assert first.interrupted and len(first.envs) == 1
     assert registry.count() == 1
     assert registry.validations(first.envs[0].env_id), "a version was stored without its report"
@@ -91,7 +103,9 @@ def test_a_new_suite_version_adds_versions_and_keeps_the_old(tmp_path, monkeypat
     assert registry.versions("RlveCRTL0") == ["spade/RlveCRTL0-v1", "spade/RlveCRTL0-v2"]
 
 
-def test_an_environment_whose_gold_fails_its_scorer_is_rejected_with_the_reason(tmp_path, monkeypatch):
+def test_an_environment_whose_gold_fails_its_scorer_is_rejected_with_the_reason(
+    tmp_path, monkeypatch
+):
     real = catalog._render
 
     def broken(*args):  # a scorer that gives the gold answer half marks

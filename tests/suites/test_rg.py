@@ -35,7 +35,10 @@ def test_the_source_names_suite_task_level_version_and_round_trips_its_config():
     (spec,), _ = plan("reasoning-gym", ["basic_arithmetic"], ["hard"])
     env = _env(spec)
     assert (env.suite, env.task, env.level, env.licence) == (
-        "reasoning-gym", "basic_arithmetic", "hard", "Apache-2.0",
+        "reasoning-gym",
+        "basic_arithmetic",
+        "hard",
+        "Apache-2.0",
     )
     assert env.config == resolve("basic_arithmetic", "hard")["config"]
     assert env.config["max_terms"] == hard_configs()["basic_arithmetic"]["config"]["max_terms"]
@@ -80,7 +83,9 @@ def test_a_level_the_task_lacks_or_refuses_is_listed_not_skipped():
 
 
 def test_an_unknown_task_gets_close_matches_and_the_listing_command():
-    with pytest.raises(UnknownTaskError, match=r"no task 'chain_sums'.*Did you mean 'chain_sum'.*--list-tasks"):
+    with pytest.raises(
+        UnknownTaskError, match=r"no task 'chain_sums'.*Did you mean 'chain_sum'.*--list-tasks"
+    ):
         plan("reasoning-gym", ["chain_sums"])
 
 

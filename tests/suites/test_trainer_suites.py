@@ -7,15 +7,12 @@ import shutil
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from spade_envs.trainer.config import load_config
+from spade_envs.trainer.loop import SelfPlayTrainer
+from spade_envs.trainer.report import draw_report
 
-from spade_envs.trainer.config import load_config  # noqa: E402
-from spade_envs.trainer.loop import SelfPlayTrainer  # noqa: E402
-from spade_envs.trainer.report import draw_report  # noqa: E402
-
-from ..model_support import torch_threads  # noqa: E402
-from ..trainer.trainer_support import RESUME_SETTINGS, save_tiny_llama  # noqa: E402
+from ..model_support import torch_threads
+from ..trainer.trainer_support import RESUME_SETTINGS, save_tiny_llama
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +59,12 @@ def test_fixed_pool_over_rlve_with_rg_hard_evaluated_each_iteration(imported, ti
 def test_a_suite_pool_that_was_never_imported_stops_before_the_models_load(tmp_path):
     config = load_config(
         "cpu-test",
-        ["model.spec=/nonexistent/model", "mode=fixed-pool", "agent.fixed_pool=suite:rlve:3",
-         f"registry_url=sqlite:///{tmp_path / 'empty.db'}"],
+        [
+            "model.spec=/nonexistent/model",
+            "mode=fixed-pool",
+            "agent.fixed_pool=suite:rlve:3",
+            f"registry_url=sqlite:///{tmp_path / 'empty.db'}",
+        ],
     )
     from spade_envs.error import SpadeError
 
