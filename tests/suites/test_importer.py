@@ -43,6 +43,23 @@ def test_gold_answers_win_so_the_tasks_are_validated(imported):
     assert registry.validations(record.id)[0].passed
 
 
+def test_a_stored_problem_survives_the_registry_unchanged(registry):
+    import types
+
+    from spade_envs.suites import plan
+
+    (spec,) = [s for s in plan("reasoning-gym", ["basic_arithmetic"], ["0"])[0]]
+    record = registry.get("spade/RgBasicArithmeticL0-v1")
+    assert record.source == spec.source
+    module = types.ModuleType("m")
+    exec(record.source, module.__dict__)
+    assert module.RgBasicArithmeticL0.config == {"max_terms": 2, "max_digits": 1}
+    env = module.RgBasicArithmeticL0()
+    fresh = types.ModuleType("f")
+    exec(spec.source, fresh.__dict__)
+    assert env.reset(seed=9) == fresh.RgBasicArithmeticL0().reset(seed=9)
+
+
 def test_tasks_with_nothing_to_replay_are_stored_unproven_never_validated(imported):
     url, results = imported
     envs = _by_task(results)

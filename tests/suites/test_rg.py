@@ -47,11 +47,26 @@ def test_the_source_names_suite_task_level_version_and_round_trips_its_config():
     assert spec.extra["suite"]["version"] == env.suite_version
 
 
-def test_a_stored_tuple_stays_a_tuple():
-    (spec,), _ = plan("reasoning-gym", ["basic_arithmetic"], ["1"])
-    env = _env(spec)
-    assert isinstance(resolve("basic_arithmetic", "1")["config"].get("operators", ()), tuple)
-    assert env.config == resolve("basic_arithmetic", "1")["config"]
+def test_stored_configuration_keeps_tuples_and_int_keys_through_the_registry(tmp_path):
+    from spade_envs.core.metadata import describe
+    from spade_envs.registry import Registry
+    from spade_envs.suites.catalog import SUITES, _render
+
+    config = {"operators": ("+", "-"), 3: {"pair": (1, 2.5)}, "none": None, "flag": True}
+    source = _render(
+        SUITES["reasoning-gym"], "ReasoningGymTask", "RgRoundTrip", "0.1.25", "chain_sum",
+        "0", "math", "round trip", {"module": "reasoning_gym.arithmetic.chain_sum",
+                                   "config": config},
+    )
+    module = types.ModuleType("m")
+    exec(source, module.__dict__)
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    record = registry.register(source, describe(module.RgRoundTrip, origin="imported"))
+    stored = types.ModuleType("s")
+    exec(registry.get(record.id).source, stored.__dict__)
+    back = stored.RgRoundTrip.config
+    assert back == config and list(back) == list(config)
+    assert isinstance(back["operators"], tuple) and isinstance(back[3]["pair"], tuple)
 
 
 def test_tasks_without_a_stored_answer_replay_a_checked_example_or_say_why():
