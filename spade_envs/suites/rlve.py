@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -169,13 +170,21 @@ def resolve(task: str, level: int) -> dict[str, Any]:
     for _ in range(int(level)):
         controller.update()
     parameters = [dict(p) for p in controller.get_parameter_list()]
-    doc = " ".join((env_cls.prompt_template if hasattr(env_cls, "prompt_template") else "").split())
     return {
         "module": env_cls.__module__,
         "env_class": env_cls.__name__,
         "parameters": parameters,
-        "summary": doc[:240],
+        "summary": _summary(getattr(env_cls, "prompt_template", "")),
     }
+
+
+def _summary(template: str) -> str:
+    """The task's prompt template as a description: placeholders named, the output-format
+    part left out (the environment adds its own answer-format line)."""
+    text = re.split(r"\*\*Output Format", str(template), maxsplit=1)[0]
+    text = re.sub(r"\{(\w+)\}", r"\1", text)
+    text = " ".join(text.replace("**", "").split())
+    return text if len(text) <= 240 else text[:239].rsplit(" ", 1)[0] + "…"
 
 
 def package_version() -> str:
