@@ -204,10 +204,10 @@ def import_suite(
         else:
             fresh.append(spec)
     total = len(specs)
+    finished = validate_iter(
+        [s.source for s in fresh], budget=suite_budget(budget), workers=workers, seed=seed
+    )
     try:
-        finished = validate_iter(
-            [s.source for s in fresh], budget=suite_budget(budget), workers=workers, seed=seed
-        )
         for index, report in finished:
             spec = fresh[index]
             status, category, reason = _verdict(report)
@@ -223,6 +223,8 @@ def import_suite(
                 progress(len(result.envs), total, env)
     except KeyboardInterrupt:
         result.interrupted = True
+    finally:
+        finished.close()  # stops the validation processes now, not when collected
     result.seconds = time.perf_counter() - started
     return result
 
