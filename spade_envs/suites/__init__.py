@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from .base import ANSWER_FORMAT, SuiteGenerationError, SuiteTask
+from .base import ANSWER_FORMAT, SuiteGenerationError, SuiteGoldError, SuiteTask
 from .catalog import (
     SUITES,
     SuiteEnvSpec,
@@ -32,6 +32,7 @@ __all__ = [
     "RlveTask",
     "SuiteEnvSpec",
     "SuiteGenerationError",
+    "SuiteGoldError",
     "SuiteInfo",
     "SuiteNotInstalledError",
     "SuiteTask",

@@ -28,6 +28,7 @@ __all__ = [
     "ANSWER_FORMAT",
     "Problem",
     "SuiteGenerationError",
+    "SuiteGoldError",
     "SuiteTask",
     "derived_seed",
     "import_leaf",
@@ -47,21 +48,21 @@ class SuiteGenerationError(SpadeError):
     """The suite could not generate a problem at a seed (nor at the seeds derived from it)."""
 
 
+class SuiteGoldError(SpadeError):
+    """The suite's own gold answer does not get full marks from the suite's own scorer."""
+
+
 @dataclass
 class Problem:
     """One generated problem.
 
     Attributes:
         question: The suite's question text.
-        gold: The reference answer to type inside ``<answer>``, or None when the suite
-            stores none that can be replayed.
-        no_gold_reason: Why there is no gold answer (empty when there is one).
         state: Whatever the adapter's scorer needs (the suite's entry or env object).
+        details: What else the adapter records (e.g. which parameter set was drawn).
     """
 
     question: str
-    gold: str | None = None
-    no_gold_reason: str = ""
     state: Any = None
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -197,6 +198,28 @@ class SuiteTask(TextEnv):
         """The suite's score of ``answer`` (None: no marked answer), in [0, 1]."""
         raise NotImplementedError
 
+    def _reference(self) -> str:
+        """The suite's reference answer for the current problem, checked by its scorer
+        (computed only when asked for: plays never need it).
+
+        Raises:
+            NotImplementedError: The suite stores no answer to replay (use
+                :meth:`_no_answer` for the message).
+            SuiteGoldError: The stored answer does not get full marks.
+        """
+        raise NotImplementedError
+
+    def _no_answer(self, reason: str) -> NotImplementedError:
+        return NotImplementedError(
+            f"{self.suite} task {self.task!r} stores no answer to replay: {reason}"
+        )
+
+    def _gold_fails(self, answer: str, score: float) -> SuiteGoldError:
+        return SuiteGoldError(
+            f"{self.suite} task {self.task!r}: its own gold answer {answer[:80]!r} scores "
+            f"{score:.3g} under its own scorer, not 1"
+        )
+
     # ----- the TextEnv hooks -----------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -262,12 +285,12 @@ class SuiteTask(TextEnv):
         return f"Incorrect, try again.{missing} Attempts left: {left}.", 0.0, False, info
 
     def solution(self) -> list[str]:
-        """The suite's gold answer as the one winning action (where the suite has one)."""
+        """The suite's gold answer as the one winning action (where the suite has one).
+
+        Raises:
+            NotImplementedError: The suite stores no answer to replay.
+            SuiteGoldError: The suite's answer fails its own scorer.
+        """
         if self.problem is None:
             raise EnvContractError(f"{type(self).__name__}: call reset() before solution().")
-        if self.problem.gold is None:
-            raise NotImplementedError(
-                f"{self.suite} task {self.task!r} stores no answer to replay: "
-                f"{self.problem.no_gold_reason}"
-            )
-        return [f"<answer>{self.problem.gold}</answer>"]
+        return [f"<answer>{self._reference()}</answer>"]

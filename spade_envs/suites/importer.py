@@ -143,10 +143,11 @@ def _verdict(report: Any) -> tuple[str, str, str]:
         return "validated", "", ""
     failed = [c for c in report.checks if not c.passed and not c.skipped]
     for check in failed:
-        if check.name in ("fresh_play", "solution") and (
-            check.details.get("raised") == "NotImplementedError"
-        ):
+        raised = check.details.get("raised")
+        if raised == "NotImplementedError":
             return "unvalidated", "unproven", check.reason
+        if raised == "SuiteGoldError":
+            return "rejected", "gold_fails_scorer", check.reason
     first = failed[0] if failed else None
     if first is None:
         return "rejected", "unknown", "rejected without a failed check"

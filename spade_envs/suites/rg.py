@@ -72,8 +72,21 @@ class ReasoningGymTask(SuiteTask):
             config.validate()
         dataset = dataset_cls(config=config)
         entry = dataset[0]
-        gold, reason = _gold(dataset, entry)
-        return Problem(str(entry["question"]), gold, reason, state=(dataset, entry))
+        return Problem(str(entry["question"]), state=(dataset, entry))
+
+    def _reference(self) -> str:
+        dataset, entry = self.problem.state
+        answer = entry.get("answer")
+        if answer is not None:
+            answer = answer if isinstance(answer, str) else str(answer)
+            score = float(dataset.score_answer(answer, entry))
+            if score < 1.0 - 1e-9:
+                raise self._gold_fails(answer, score)
+            return answer
+        example, reason = _example_solution(dataset, entry)
+        if example is None:
+            raise self._no_answer(reason)
+        return example
 
     def _score(self, answer: str | None) -> float:
         dataset, entry = self.problem.state
@@ -84,13 +97,10 @@ class ReasoningGymTask(SuiteTask):
 EXAMPLE_ANSWER_KEYS = ("possible_answer", "example_answer", "example_correct_answer")
 
 
-def _gold(dataset: Any, entry: dict[str, Any]) -> tuple[str | None, str]:
-    """The answer to replay and, when there is none, why. A task without a stored answer
-    may keep an example solution in its metadata; it counts only if the task's own scorer
-    gives it full marks."""
-    answer = entry.get("answer")
-    if answer is not None:
-        return (answer if isinstance(answer, str) else str(answer)), ""
+def _example_solution(dataset: Any, entry: dict[str, Any]) -> tuple[str | None, str]:
+    """A task that accepts any valid solution stores no ``answer``, but may keep an example
+    one in its metadata: it counts only if the task's own scorer gives it full marks.
+    Returns the example, or None and why there is none."""
     metadata = entry.get("metadata") or {}
     examples = [metadata[k] for k in EXAMPLE_ANSWER_KEYS if k in metadata]
     for example in examples:

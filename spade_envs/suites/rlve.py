@@ -117,28 +117,25 @@ class RlveTask(SuiteTask):
             if env.parameter is None:
                 raise ValueError("the task's generator gave up at this seed (parameter None)")
             question = env.prompt_generator()
-        gold, reason = self._gold(env)
-        return Problem(question, gold, reason, state=env, details={"parameter_index": index})
+        return Problem(question, state=env, details={"parameter_index": index})
 
-    def _gold(self, env: Any) -> tuple[str | None, str]:
+    def _reference(self) -> str:
+        env = self.problem.state
         if "reference_answer" not in env.parameter:
             kept = sorted(k for k in env.parameter if "answer" in k or "gold" in k)
             what = f" (it keeps only {', '.join(kept)})" if kept else ""
-            return None, f"RLVE stores no reference answer for this task{what}"
+            raise self._no_answer(f"RLVE stores no reference answer for this task{what}")
         reference = env.parameter["reference_answer"]
-        best = None
+        best = -1.0
         for form in _answer_forms(reference):
             try:
                 score = float(env.scorer(f"<answer>{form}</answer>"))
-            except Exception:
+            except Exception:  # a form the scorer cannot parse
                 continue
             if score >= env.passing_reward_threshold - 1e-6:
-                return form, ""
-            best = score if best is None else max(best, score)
-        return None, (
-            f"the stored reference answer {str(reference)[:80]!r} does not pass the task's own "
-            f"scorer (best score {best})"
-        )
+                return form
+            best = max(best, score)
+        raise self._gold_fails(str(reference), best)
 
     def _score(self, answer: str | None) -> float:
         env = self.problem.state

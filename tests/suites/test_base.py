@@ -13,6 +13,7 @@ from spade_envs.suites.base import (
     ANSWER_FORMAT,
     Problem,
     SuiteGenerationError,
+    SuiteGoldError,
     SuiteTask,
     derived_seed,
     literal_round_trip,
@@ -30,16 +31,21 @@ class Toy(SuiteTask):
     def _generate(self, seed: int) -> Problem:
         if self.failing(seed):
             raise ValueError(f"cannot build at {seed}")
-        if seed % 11 == 0:
-            return Problem(f"What is {seed} mod 7?", None, "no answer kept")
-        return Problem(f"What is {seed} mod 7?", str(seed % 7), state=seed % 7)
+        return Problem(f"What is {seed} mod 7?", state=seed)
+
+    def _reference(self):
+        if self.problem.state % 11 == 0:
+            raise self._no_answer("no answer kept")
+        if self.problem.state % 13 == 0:
+            raise self._gold_fails("wrong", 0.25)
+        return str(self.problem.state % 7)
 
     def _score(self, answer):
         if answer == "crash":
             raise TypeError("scorer bug")
         if answer == "half":
             return 0.5
-        return float(answer == str(self.problem.state))
+        return float(answer == str(self.problem.state % 7))
 
 
 def test_question_carries_one_answer_format_line_and_gold_wins():
@@ -99,6 +105,13 @@ def test_no_gold_answer_means_no_solution_with_the_reason():
     env = Toy()
     env.reset(seed=22)
     with pytest.raises(NotImplementedError, match="stores no answer to replay: no answer kept"):
+        env.solution()
+
+
+def test_a_gold_answer_its_scorer_fails_is_an_error_not_a_solution():
+    env = Toy()
+    env.reset(seed=26)
+    with pytest.raises(SuiteGoldError, match=r"gold answer 'wrong' scores 0.25 under its own scorer"):
         env.solution()
 
 

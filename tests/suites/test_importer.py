@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from spade_envs.registry import Registry
-from spade_envs.suites import catalog
 from spade_envs.suites.importer import import_suite
 
 
@@ -120,21 +119,17 @@ def test_a_new_suite_version_adds_versions_and_keeps_the_old(tmp_path, monkeypat
     assert registry.versions("RlveCRTL0") == ["spade/RlveCRTL0-v1", "spade/RlveCRTL0-v2"]
 
 
-def test_an_environment_whose_gold_fails_its_scorer_is_rejected_with_the_reason(
-    tmp_path, monkeypatch
-):
-    real = catalog._render
-
-    def broken(*args):  # a scorer that gives the gold answer half marks
-        return real(*args) + "\n    def _score(self, answer):\n        return 0.5\n"
-
-    monkeypatch.setattr(catalog, "_render", broken)
+def test_an_environment_whose_gold_fails_its_scorer_is_rejected_with_the_reason(tmp_path):
+    # RLVE 0.0.1's PolyaModel scorer parses the whole output, tags included (it calls
+    # _process, not processor), so its own reference answer never passes.
     registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
-    result = import_suite(registry, "rlve", tasks=["CRT"], progress=False)
+    result = import_suite(registry, "rlve", tasks=["PolyaModel"], progress=False)
     (env,) = result.envs
-    assert env.status == "rejected" and env.category in ("fresh_play", "solution")
-    assert result.rejected_by_reason() == {env.category: 1}
-    assert "rejected: spade/RlveCRTL0-v1" in result.summary()
+    assert env.status == "rejected" and env.category == "gold_fails_scorer"
+    assert "its own gold answer" in env.reason and "under its own scorer, not 1" in env.reason
+    assert result.rejected_by_reason() == {"gold_fails_scorer": 1}
+    assert "rejected: spade/RlvePolyaModelL0-v1" in result.summary()
+    assert "its own gold answer" in registry.get(env.env_id).extra["suite"]["rejected"]
 
 
 def test_gym_make_plays_an_imported_id_sandboxed_in_a_fresh_process(imported):
