@@ -92,6 +92,8 @@ def overview_page(app: Any, request: Request) -> Response:
             for v, c in sorted(counts.items(), key=lambda kv: -kv[1])
             if v  # no skill, no suite: nothing to filter by
         ]
+        if facet == "suite" and not items:
+            continue  # a registry without imported suites: no empty chart
         parts.append(str(bar_chart(items[:16], title=f"by {facet}")))
     regrets = snap.regret[played]
     edges = _edges(regrets, 0.1, -0.2, 0.6)
