@@ -371,10 +371,12 @@ def validate_iter(
     static_gate: bool = True,
 ) -> Iterator[tuple[int, ValidationReport]]:
     """Like :func:`validate_many`, but yields ``(index, report)`` as each validation ends,
-    so a caller can store every report at once (an interrupted batch keeps what ended)."""
+    so a caller can store every report at once (an interrupted batch keeps what ended).
+    ``workers`` defaults to ``SPADE_VALIDATION_WORKERS``, else the number of cores."""
     if not sources:
         return
-    workers = max(1, min(workers or os.cpu_count() or 1, len(sources)))
+    workers = workers or int(os.environ.get("SPADE_VALIDATION_WORKERS") or 0) or os.cpu_count()
+    workers = max(1, min(workers or 1, len(sources)))
     settings = (get_budget(budget), seed, static_gate)
     if workers == 1:
         _start_process_validator(*settings)

@@ -23,12 +23,26 @@ def imported(tmp_path_factory):
     registry = Registry(url)
     results = [
         import_suite(
-            registry, suite, tasks=tasks, levels=levels, budget="fast", seed=7, progress=False
+            registry,
+            suite,
+            tasks=tasks,
+            levels=levels,
+            budget="fast",
+            seed=7,
+            workers=1,
+            progress=False,
         )
         for suite, tasks, levels in SMALL_IMPORT
     ]
     registry.close()
     return url, results
+
+
+@pytest.fixture(autouse=True)
+def one_validation_process(monkeypatch):
+    """Imports validate in this process: the other xdist worker runs timing-sensitive
+    validator tests, which extra validation processes would starve."""
+    monkeypatch.setenv("SPADE_VALIDATION_WORKERS", "1")
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ def suite_registry(tmp_path_factory):
     path = tmp_path_factory.mktemp("web-suites") / "registry.db"
     registry = Registry(f"sqlite:///{path}")
     ids = fill_registry(registry)
-    result = import_suite(registry, "rlve", tasks=["CRT"], progress=False, seed=7)
+    result = import_suite(registry, "rlve", tasks=["CRT"], progress=False, seed=7, workers=1)
     assert [e.status for e in result.envs] == ["validated"]
     ids["rlve"] = result.envs[0].env_id
     ids["hostile"] = register_hostile(registry)
