@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
@@ -96,13 +95,9 @@ def evaluate_command(
         f"{model_spec} ...",
         err=True,
     )
-    from .cli_agent import _Progress
+    from .cli_agent import _batch_kwargs, _Progress
 
-    kwargs: dict[str, Any] = {"batch_size": concurrency}
-    if model_spec.startswith("vllm:"):
-        kwargs = {}
-    elif model_spec.startswith("openai:"):
-        kwargs = {"max_concurrency": concurrency}
+    kwargs = _batch_kwargs({"model_spec": model_spec, "concurrency": concurrency})
     with llm.load_model(model_spec, **kwargs) as model, _Progress(total, "evaluating") as advance:
         result = evaluate(
             model,
