@@ -58,7 +58,7 @@ demo-seeds: $(STAMP)
 
 ## test: set up and run the whole test suite (slow model tests included)
 test: $(STAMP) sandbox-deps
-	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider
 
 lint: $(STAMP)
 	$(BIN)/ruff check spade_envs tests benchmarks

@@ -47,3 +47,16 @@ def registry_url(request, tmp_path):
         pytest.skip("no PostgreSQL server at 127.0.0.1:5432")
     yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
     _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+#: Tests that validate many environments at once (the suite imports) and the validator
+#: corpus, whose cases are timed: one xdist worker runs them one after the other (``make
+#: test`` uses ``--dist loadgroup``), so the imports never starve the timed cases.
+_HEAVY_VALIDATION = ("tests/suites/", "tests/validation/test_corpus.py")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        path = str(item.fspath).replace(os.sep, "/")
+        if any(part in path for part in _HEAVY_VALIDATION):
+            item.add_marker(pytest.mark.xdist_group("heavy-validation"))

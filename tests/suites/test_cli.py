@@ -20,21 +20,28 @@ def fresh(monkeypatch, tmp_path):
 
 
 def test_import_a_suite_task_then_list_and_show_it(fresh):
-    result = fresh.invoke(main, ["import", "--suite", "rlve", "--tasks", "CRT", "--levels", "0"])
+    # CycleCounting has one right answer (CRT accepts many, which the gate's wrong-answer
+    # probe can hit): its verdict does not depend on the check seeds.
+    result = fresh.invoke(
+        main, ["import", "--suite", "rlve", "--tasks", "CycleCounting", "--levels", "0"]
+    )
     assert result.exit_code == 0, result.output
     assert "rlve: 1 environments planned" in result.output and "1 validated" in result.output
     listed = fresh.invoke(main, ["list", "--suite", "rlve"])
-    assert "spade/RlveCRTL0-v1" in listed.output and "1 environment version(s)" in listed.output
+    assert (
+        "spade/RlveCycleCountingL0-v1" in listed.output
+        and "1 environment version(s)" in listed.output
+    )
     assert (
         "0 environment version(s)"
         in fresh.invoke(main, ["list", "--suite", "reasoning-gym"]).output
     )
-    shown = fresh.invoke(main, ["show", "spade/RlveCRTL0-v1"])
+    shown = fresh.invoke(main, ["show", "spade/RlveCycleCountingL0-v1"])
     assert (
-        "suite: rlve 0.0.1 task CRT level 0 (MIT, https://github.com/Zhiyuan-Zeng/RLVE)"
+        "suite: rlve 0.0.1 task CycleCounting level 0 (MIT, https://github.com/Zhiyuan-Zeng/RLVE)"
         in shown.output
     )
-    again = fresh.invoke(main, ["import", "--suite", "rlve", "--tasks", "CRT", "--json"])
+    again = fresh.invoke(main, ["import", "--suite", "rlve", "--tasks", "CycleCounting", "--json"])
     assert json.loads(again.output)["counts"]["already_registered"] == 1
 
 
