@@ -235,13 +235,7 @@ def rollout_command(**kwargs: Any) -> None:
     registry = shared_registry()
     targets = resolve_envs(kwargs["env_ids"], registry)
     _check_trust(kwargs, targets)
-    specs = matched_specs(
-        [t.env_id for t in targets],
-        kwargs["plays"],
-        hint=kwargs["hint"],
-        env_seed=config.env_seed,
-        hintless=[t.env_id for t in targets if not t.has_hint],
-    )
+    specs = matched_specs(targets, kwargs["plays"], hint=kwargs["hint"], env_seed=config.env_seed)
     click.echo(f"loading {kwargs['model_spec']} ...", err=True)
     with llm.load_model(kwargs["model_spec"], **_batch_kwargs(kwargs)) as model:
         engine = RolloutEngine(model, config, registry=registry)

@@ -76,19 +76,7 @@ def evaluate_command(
     registry = shared_registry()
     chosen = eval_set(set_name, registry)
     if tasks:
-        wanted = {t.strip() for t in tasks.split(",") if t.strip()}
-        unknown = sorted(wanted - {t.task for t in chosen.tasks})
-        if unknown:
-            from .error import SpadeError, suggest
-
-            raise SpadeError(
-                f"{set_name} has no task {unknown[0]!r}."
-                f"{suggest(unknown[0], [t.task for t in chosen.tasks])}"
-            )
-        chosen.tasks = [t for t in chosen.tasks if t.task in wanted]
-        chosen.categories = tuple(
-            c for c in chosen.categories if any(t.category == c for t in chosen.tasks)
-        )
+        chosen = chosen.only([t.strip() for t in tasks.split(",") if t.strip()])
     total = len(chosen.tasks) * episodes
     click.echo(
         f"{set_name}: {len(chosen.tasks)} environments x {episodes} episodes; loading "

@@ -55,8 +55,7 @@ class EnvTarget:
         written_hint: The model-written hint stored in the registry ("" when none).
         knobs: Difficulty knobs every play opens it with (e.g. ``max_attempts`` of a
             suite task for a two-turn evaluation).
-        has_hint: Whether the environment has a ``hint()`` (suite tasks do not: their
-            hinted plays are not played, and their regret is not measured).
+        suite: The external suite it was imported from ("" when none).
     """
 
     env_id: str
@@ -65,7 +64,13 @@ class EnvTarget:
     description: str = ""
     written_hint: str = ""
     knobs: dict[str, Any] = field(default_factory=dict)
-    has_hint: bool = True
+    suite: str = ""
+
+    @property
+    def has_hint(self) -> bool:
+        """Whether it has a ``hint()``: suite tasks have none (the suites offer none), so
+        their hinted plays are not played and their regret is not measured."""
+        return not self.suite
 
 
 def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget]:
@@ -114,8 +119,7 @@ def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget
                 kind=record.kind,
                 description=record.description,
                 written_hint=record.hint,
-                # Suite tasks define no hint(): the suites offer none.
-                has_hint=not record.suite,
+                suite=record.suite,
             )
         )
     return targets
@@ -141,23 +145,24 @@ class PlaySpec:
 
 
 def matched_specs(
-    env_ids: Sequence[str],
+    envs: Sequence[str | EnvTarget],
     plays: int,
     *,
     hint: bool | None = None,
     env_seed: int = 0,
-    hintless: Iterable[str] = (),
 ) -> list[PlaySpec]:
     """The plays of a run: ``plays`` per environment, with reset seeds ``env_seed + i``.
 
     Args:
+        envs: Environment IDs, or targets (:func:`resolve_envs`): a target without a
+            hint gets only the unhinted plays with ``hint=None``, and is an error with
+            ``hint=True``.
         hint: ``True``/``False`` for hinted/unhinted plays only; ``None`` for both,
             matched: the same reset seeds and play indices (hence sampling seeds) and the
             same count with and without the hint.
-        hintless: Environments without a hint: with ``hint=None`` they get only the
-            unhinted plays (with ``hint=True`` they are an error).
     """
-    hintless = set(hintless)
+    env_ids = [e.env_id if isinstance(e, EnvTarget) else e for e in envs]
+    hintless = {e.env_id for e in envs if isinstance(e, EnvTarget) and not e.has_hint}
     if hint is True and hintless & set(env_ids):
         raise SpadeError(
             f"{sorted(hintless & set(env_ids))[0]} has no hint (suite tasks offer none): "

@@ -506,13 +506,7 @@ def rollout(
     """
     config = config or RolloutConfig()
     targets = resolve_envs(env_ids, registry)
-    specs = matched_specs(
-        [t.env_id for t in targets],
-        plays,
-        hint=hint,
-        env_seed=config.env_seed,
-        hintless=[t.env_id for t in targets if not t.has_hint],
-    )
+    specs = matched_specs(targets, plays, hint=hint, env_seed=config.env_seed)
     engine = RolloutEngine(model, config, registry=registry)
     return engine.run(specs, targets, progress=progress)
 

@@ -118,7 +118,7 @@ def env_record(row: Any) -> EnvRecord:
         hint=row.hint or "",
         extra=json.loads(row.extra_json or "{}"),
         key=row.id,
-        suite=getattr(row, "suite", "") or "",
+        suite=row.suite or "",
     )
 
 

@@ -249,7 +249,7 @@ class SuiteTask(TextEnv):
             )
         self.problem = problem
         self.attempts = 0
-        self._generation = {"problem_seed": problem_seed}
+        self._generation = {"problem_seed": problem_seed, **problem.details}
         if failures:
             self._generation["replaced_seeds"] = failures
         return f"{problem.question.rstrip()}\n\n{ANSWER_FORMAT}"

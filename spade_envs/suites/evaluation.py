@@ -38,6 +38,8 @@ __all__ = [
 
 #: The named sets ``--suite`` accepts (``rlve`` and ``reasoning-gym`` also take ``:<level>``).
 EVAL_SETS = ("rg-hard", "rlve", "reasoning-gym", "seeds")
+#: More versions than any suite import registers (a bound for the registry query).
+_MAX_SUITE_VERSIONS = 1_000_000
 #: SPADE's four reasoning-gym categories, in its column order.
 RG_CATEGORIES = ("math", "algorithmic", "cognition", "logic")
 
@@ -67,14 +69,33 @@ class EvalSet:
     left_out: list[tuple[str, str]] = field(default_factory=list)
     categories: tuple[str, ...] = ()
 
+    def only(self, tasks: list[str]) -> EvalSet:
+        """The same set with only these tasks (suite task names).
+
+        Raises:
+            SpadeError: A task the set does not have (close matches suggested).
+        """
+        from ..error import suggest
+
+        have = [t.task for t in self.tasks]
+        for task in tasks:
+            if task not in have:
+                raise SpadeError(f"{self.name} has no task {task!r}.{suggest(task, have)}")
+        kept = [t for t in self.tasks if t.task in set(tasks)]
+        present = {t.category for t in kept}
+        categories = tuple(c for c in self.categories if c in present)
+        return EvalSet(self.name, kept, list(self.left_out), categories)
+
 
 def _suite_records(
     registry: Any, suite: str, level: str, playable_statuses: tuple[str, ...]
 ) -> tuple[list[Any], list[Any]]:
     """Newest version per task of ``suite`` at ``level``: (playable, left out)."""
     newest: dict[str, Any] = {}
-    for record in registry.iter_records():
-        info = record.extra.get("suite") if record.suite == suite else None
+    # The registry filters by suite (indexed); a training run's view also hides the
+    # versions of later iterations.
+    for record in registry.list(suite=suite, sort="name", limit=_MAX_SUITE_VERSIONS):
+        info = record.extra.get("suite")
         if not isinstance(info, dict) or str(info.get("level")) != level:
             continue
         if record.status == "retired":
@@ -304,7 +325,7 @@ def evaluate(
     targets = resolve_envs([t.env_id for t in evaluation.tasks], registry)
     # Suite tasks allow as many answers as the evaluation allows turns.
     targets = [
-        replace(t, knobs={"max_attempts": max_turns}) if registry.get(t.env_id).suite else t
+        replace(t, knobs={"max_attempts": max_turns}) if t.suite else t
         for t in targets
     ]
     ids = list(dict.fromkeys(t.env_id for t in targets))

@@ -343,13 +343,7 @@ class SelfPlayTrainer:
         if not mine:
             return []
         targets = resolve_envs(mine, self.view)
-        specs = matched_specs(
-            [t.env_id for t in targets],
-            plays,
-            hint=hint,
-            env_seed=config.env_seed,
-            hintless=[t.env_id for t in targets if not t.has_hint],
-        )
+        specs = matched_specs(targets, plays, hint=hint, env_seed=config.env_seed)
         return RolloutEngine(self.generator, config, registry=self.view).run(specs, targets)
 
     def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:

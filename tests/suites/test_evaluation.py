@@ -59,6 +59,14 @@ def test_rg_hard_is_grouped_in_spades_categories(registry):
     assert chosen.categories == ("math", "algorithmic", "cognition")
 
 
+def test_a_set_narrowed_to_some_tasks_keeps_their_categories(registry):
+    chosen = eval_set("rg-hard", registry).only(["chain_sum", "rush_hour"])
+    assert [t.task for t in chosen.tasks] == ["chain_sum", "rush_hour"]
+    assert chosen.categories == ("math", "cognition")
+    with pytest.raises(SpadeError, match=r"rg-hard has no task 'chainsum'.*Did you mean 'chain_sum'"):
+        eval_set("rg-hard", registry).only(["chainsum"])
+
+
 def test_an_oracle_wins_where_there_is_gold_and_the_table_says_so(registry):
     chosen = eval_set("rg-hard", registry)
     result = evaluate(

@@ -70,7 +70,7 @@ def test_tasks_with_nothing_to_replay_are_stored_unproven_never_validated(import
     assert "no reference answer" in record.extra["suite"]["unproven"]
     counts = [r.counts() for r in results]
     assert counts[0]["unproven"] == 2 and counts[1]["unproven"] == 1  # rush_hour 0 and hard
-    assert "unavailable" in results[0].summary() or counts[0]["unavailable"] == 0
+    assert counts[0]["unavailable"] == 0  # all four tasks have an A.3 configuration
 
 
 def test_the_suite_filter_and_counts(registry):

@@ -24,6 +24,8 @@ def test_levels_are_the_controllers_parameter_lists():
     assert low.parameters == resolve("CRT", 0)["parameters"]
     assert high.parameters == resolve("CRT", 3)["parameters"] != low.parameters
     assert [s.name for s in specs] == ["RlveCRTL0", "RlveCRTL3"]
+    _, info = high.reset(seed=4)
+    assert info["parameter_index"] in range(len(high.parameters))
 
 
 def test_gold_wins_wrong_loses_and_a_format_error_is_zero():
