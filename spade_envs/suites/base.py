@@ -34,6 +34,7 @@ __all__ = [
     "import_leaf",
     "literal_round_trip",
     "read_answer",
+    "suite_class",
 ]
 
 #: The one answer-format line added under every suite question.
@@ -122,6 +123,15 @@ def _import_without_parents(module: str) -> Any:
     finally:
         for package in placed:
             sys.modules.pop(package, None)
+
+
+def suite_class(module: Any, name: str, package: str) -> type:
+    """The class ``name`` of a suite module, refusing anything else: a designer's subclass
+    sets these names, and ``getattr`` would as gladly hand it ``__builtins__`` or ``sys``."""
+    found = getattr(module, name, None) if not name.startswith("_") else None
+    if not (isinstance(found, type) and found.__module__.startswith(package + ".")):
+        raise ValueError(f"{name!r} is not a class of {package} in {module.__name__}")
+    return found
 
 
 def literal_round_trip(value: Any) -> bool:

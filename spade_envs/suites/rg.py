@@ -16,7 +16,7 @@ import json
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from .base import Problem, SuiteTask, import_leaf
+from .base import Problem, SuiteTask, import_leaf, suite_class
 
 __all__ = ["ReasoningGymTask", "RG_SKILLS", "hard_configs", "PACKAGE_MODULE"]
 
@@ -63,7 +63,10 @@ class ReasoningGymTask(SuiteTask):
         if not self.module.startswith(PACKAGE_MODULE + "."):
             raise ValueError(f"module must be inside {PACKAGE_MODULE}, got {self.module!r}")
         loaded = import_leaf(self.module)
-        return getattr(loaded, self.dataset_class), getattr(loaded, self.config_class)
+        return (
+            suite_class(loaded, self.dataset_class, PACKAGE_MODULE),
+            suite_class(loaded, self.config_class, PACKAGE_MODULE),
+        )
 
     def _generate(self, seed: int) -> Problem:
         dataset_cls, config_cls = self._classes()

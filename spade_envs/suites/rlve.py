@@ -22,7 +22,7 @@ import types
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from .base import Problem, SuiteTask, import_leaf
+from .base import Problem, SuiteTask, import_leaf, suite_class
 
 __all__ = ["RlveTask", "PACKAGE_MODULE"]
 
@@ -103,7 +103,7 @@ class RlveTask(SuiteTask):
             raise ValueError(f"module must be inside {_TASKS_PACKAGE}, got {self.module!r}")
         with _torch_stand_in():
             loaded = import_leaf(self.module)
-        return getattr(loaded, self.env_class)
+        return suite_class(loaded, self.env_class, PACKAGE_MODULE)
 
     def _generate(self, seed: int) -> Problem:
         if not self.parameters:

@@ -125,12 +125,64 @@ def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
     return found
 
 
-def _suite_based(name: str, classes: dict[str, ast.ClassDef]) -> bool:
-    """Whether ``name`` derives from a suite adapter (directly or within the module)."""
+def _suite_bases_imported(tree: ast.Module) -> set[str]:
+    """The suite base names the module takes from ``spade_envs`` under their own names
+    (``from spade_envs import TextEnv as ReasoningGymTask`` is not one)."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "spade_envs" and not node.level:
+            found.update(
+                a.name for a in node.names if a.name in _SUITE_BASES and a.asname in (None, a.name)
+            )
+    return found
+
+
+def _pure_suite_task(name: str, classes: dict[str, ast.ClassDef], imported: set[str]) -> bool:
+    """Whether ``name`` is a suite task as the importer writes one: a class whose bases
+    are imported suite adapters (directly or through such classes of the module) and
+    whose bodies only set class attributes to literals. Only such a class has no hint()
+    by design; anything that adds behaviour (a method, ``hint = some_function``) is an
+    ordinary environment and needs its own hint(), checked like any other."""
     stack, seen = [name], set()
     while stack:
         current = stack.pop()
-        if current in _SUITE_BASES:
+        if current in seen:
+            continue
+        seen.add(current)
+        node = classes.get(current)
+        if node is None:
+            if current not in imported:
+                return False
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                continue  # a docstring
+            value = getattr(statement, "value", None)
+            targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+            if not (
+                isinstance(statement, (ast.Assign, ast.AnnAssign))
+                and value is not None
+                and all(isinstance(t, ast.Name) for t in targets)
+                and _is_literal(value)
+            ):
+                return False
+        stack.extend(_base_name(b) for b in node.bases)
+    return True
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _derives_from_suite(name: str, classes: dict[str, ast.ClassDef]) -> bool:
+    stack, seen = [name], set()
+    while stack:
+        current = stack.pop()
+        if current in _SUITE_BASES and current not in classes:
             return True
         if current in seen or current not in classes:
             continue
@@ -215,9 +267,11 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
     # Protocol classes must define hint(); a SPADE-format (duck) class may not have one,
     # nor a suite task.
     info.has_hint = info.kind != "duck" or "hint" in methods
-    if _suite_based(name, classes):
-        info.has_hint = "hint" in methods
+    if _pure_suite_task(name, classes, _suite_bases_imported(tree)):
+        info.has_hint = False
         methods |= _SUITE_METHODS | {"hint"}
+    elif _derives_from_suite(name, classes):
+        methods |= _SUITE_METHODS  # the hooks exist; hint() must be its own, and is checked
     missing = [
         " or ".join(options)
         for options in _REQUIRED[info.kind]

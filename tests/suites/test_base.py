@@ -174,3 +174,32 @@ def test_importing_one_task_module_leaves_no_bare_parent_packages():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_only_a_pure_suite_declaration_goes_without_a_hint():
+    from spade_envs.suites import plan
+    from spade_envs.validation.budget import get_budget
+    from spade_envs.validation.static import static_checks
+
+    (spec,), _ = plan("rlve", ["CRT"], ["0"])
+    _, info = static_checks(spec.source, get_budget("fast"))
+    assert info.has_hint is False
+    behaviour = spec.source + "\n    def _score(self, answer):\n        return 1.0\n"
+    aliased = spec.source.replace("import RlveTask", "import TextEnv as RlveTask")
+    bound = spec.source + "\n    hint = print\n"
+    for source in (behaviour, aliased, bound):
+        checks, info = static_checks(source, get_budget("fast"))
+        assert info.has_hint is True
+        assert any("is missing: hint" in c.reason for c in checks if not c.passed)
+
+
+def test_adapters_hand_out_only_classes_of_their_suite():
+    import importlib
+
+    from spade_envs.suites.base import suite_class
+
+    module = importlib.import_module("reasoning_gym.arithmetic.chain_sum")
+    assert suite_class(module, "ChainSumDataset", "reasoning_gym").__name__ == "ChainSumDataset"
+    for name in ("__builtins__", "random", "Any"):
+        with pytest.raises(ValueError, match="is not a class of reasoning_gym"):
+            suite_class(module, name, "reasoning_gym")

@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [hint_leak] residual: the static pass recognises suite bases by name only, so TextEnv imported as ReasoningGymTask skips every hint check
+# attack: hint-leak expect: rejected [env_class]
 """A plain TextEnv renamed ``ReasoningGymTask``: the suite exemption by name.
 
 ``from spade_envs import TextEnv as ReasoningGymTask`` passes the import filter (it

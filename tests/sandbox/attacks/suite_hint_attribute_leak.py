@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [hint_leak] residual: the static pass counts a hint only as a def in the module, so a suite-based class whose hint() is a class attribute skips every hint check while production plays still call it
+# attack: hint-leak expect: rejected [env_class]
 """Hint leak past the gate: a suite-based class with a hint() the static pass cannot see.
 
 The static pass treats a class derived from ``ReasoningGymTask`` or ``RlveTask`` as a

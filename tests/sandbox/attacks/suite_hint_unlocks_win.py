@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [fresh_play, trivial] residual: the static pass counts a hint only as a def in the module, so a suite-based class whose hint() is a class attribute skips the hinted plays while production plays still call it
+# attack: hint-leak expect: rejected [env_class]
 """A hint that makes any answer win, hidden from the gate by a suite base.
 
 The class derives from ``RlveTask`` but overrides every hook, and its ``hint`` is a
