@@ -179,7 +179,9 @@ def check_gym_api(subject: Subject, budget: Budget, seeds: list[int]) -> None:
 def check_fuzz(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
     try:
         stats = probe_episodes(subject.env, budget, seeds)
-        stats.update(fuzz_env(subject.env, budget))
+        # Shrinking a failure found may use the check's time only until a third is left.
+        shrink_until = subject.deadline - budget.check_timeout / 3
+        stats.update(fuzz_env(subject.env, budget, shrink_until=shrink_until))
     except (FuzzFailure, ProbeFailure) as exc:
         raise CheckFailed(str(exc)) from exc
     return stats

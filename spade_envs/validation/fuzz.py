@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,14 @@ class FuzzFailure(Exception):
 
 class ProbeFailure(FuzzFailure):
     """The environment misbehaved during a probe episode."""
+
+
+class _ShrinkTimeSpent(BaseException):
+    """Stops Hypothesis once a failure is found and the time for shrinking it is spent.
+
+    A ``BaseException``: Hypothesis treats ``Exception`` as a test failure (and would shrink
+    towards it) but lets other exceptions end the run.
+    """
 
 
 def _mutate(action: str, k: int) -> str:
@@ -208,8 +217,19 @@ def probe_episodes(
     return {"probe_steps": steps}
 
 
-def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
-    """Run the Hypothesis state machine; raise :class:`FuzzFailure` with the minimal failure."""
+def fuzz_env(
+    make_env: Callable[[], Any], budget: Budget, *, shrink_until: float | None = None
+) -> dict[str, Any]:
+    """Run the Hypothesis state machine; raise :class:`FuzzFailure` with the minimal failure.
+
+    Args:
+        make_env: A fresh instance per state-machine run.
+        budget: Examples and steps per run.
+        shrink_until: A ``time.monotonic()`` value: once a failure is found, Hypothesis
+            shrinks it only until then and the smallest failure seen is reported. A failure
+            found is the verdict; shrinking it must not outlast the check's wall clock and
+            turn that verdict into "too slow" on a busy machine.
+    """
     from hypothesis import HealthCheck, Verbosity, settings
     from hypothesis import strategies as st
     from hypothesis.stateful import (
@@ -236,6 +256,16 @@ def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
             tools = []
     actions = action_strategy(solution_actions, tools)
     counter = {"steps": 0}
+    found: list[FuzzFailure] = []  # in the order found: the last is the latest shrink
+
+    def checked(call: Callable[[], None]) -> None:
+        if found and shrink_until is not None and time.monotonic() >= shrink_until:
+            raise _ShrinkTimeSpent
+        try:
+            call()
+        except FuzzFailure as exc:
+            found.append(exc)
+            raise
 
     class EnvMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -244,19 +274,22 @@ def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
 
         @initialize(seed=st.integers(0, 2**31 - 1))
         def begin(self, seed: int) -> None:
-            self.checker.reset(seed)
+            checked(lambda: self.checker.reset(seed))
 
         @rule(action=actions)
         def act(self, action: str) -> None:
-            if self.checker.ended:
-                self.checker.reset(counter["steps"])
-            self.checker.step(action)
-            counter["steps"] += 1
+            def play() -> None:
+                if self.checker.ended:
+                    self.checker.reset(counter["steps"])
+                self.checker.step(action)
+                counter["steps"] += 1
+
+            checked(play)
 
         @precondition(lambda self: self.checker.turn > 0)
         @rule(seed=st.integers(0, 2**31 - 1))
         def restart(self, seed: int) -> None:
-            self.checker.reset(seed)
+            checked(lambda: self.checker.reset(seed))
 
     run_settings = settings(
         max_examples=budget.fuzz_examples,
@@ -272,8 +305,12 @@ def fuzz_env(make_env: Callable[[], Any], budget: Budget) -> dict[str, Any]:
     try:
         with _HYPOTHESIS_LOCK:
             run_state_machine_as_test(EnvMachine, settings=run_settings)
+    except _ShrinkTimeSpent:
+        raise found[-1] from None
     except FuzzFailure:
         raise
     except Exception as exc:
+        if found:  # e.g. Flaky*: a slow or erratic environment failed differently on replay
+            raise found[-1] from exc
         raise FuzzFailure(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
     return {"fuzz_examples": budget.fuzz_examples, "fuzz_steps": counter["steps"]}

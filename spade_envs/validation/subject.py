@@ -84,6 +84,11 @@ class Subject:
         self._check = check
         self._deadline = time.monotonic() + self.budget.check_timeout
 
+    @property
+    def deadline(self) -> float:
+        """``time.monotonic()`` at which the current check runs out of wall-clock time."""
+        return self._deadline
+
     def close(self) -> None:
         for worker in self._workers.values():
             worker.close()

@@ -1,4 +1,4 @@
-# expect: fuzz
+# expect: fresh_play keep every call under
 """Check a proposed prime; the checker 'warms up' with a long busy loop on every step."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class NextPrime(TextEnv):
 
     def _step(self, action: str):
         # Stress the checker the same way on every turn (sum of squares as a checksum).
-        checksum = sum(i * i for i in range(16_000_000)) % 97
+        checksum = sum(i * i for i in range(40_000_000)) % 97
         value = parse_number(extract_answer(action))
         left = self.max_turns - self.turn
         if value is not None and value == self.answer:

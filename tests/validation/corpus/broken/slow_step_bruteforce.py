@@ -1,4 +1,4 @@
-# expect: fuzz
+# expect: fresh_play keep every call under
 """Shortest delivery tour; every numeric answer is ranked by brute force over all tours."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ class ShortestTour(TextEnv):
         "\\boxed{}; a wrong answer is told how many tours are shorter. Three attempts."
     )
     max_turns = 3
-    knobs = {"stops": 10}
+    knobs = {"stops": 11}
 
     def _reset(self) -> str:
         n = self.stops
