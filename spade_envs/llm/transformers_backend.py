@@ -212,8 +212,10 @@ class TransformersChatModel(ChatModel):
 
     Log-probabilities are those of the model's raw next-token distribution (softmax of
     the logits at temperature 1, before top-p), as vLLM reports by default; they do not
-    change with the sampling temperature, so a trainer can use them directly as the
-    behaviour policy's log-probabilities.
+    change with the sampling temperature. They are the behaviour policy's log-probabilities
+    only for replies sampled at temperature 1 (and top-p 1): the GRPO learner reuses them
+    for such samples and recomputes the behaviour log-probs under the sampling
+    temperature for any other.
 
     Raises:
         LLMConfigError: The path does not exist, a parameter is invalid, a package is

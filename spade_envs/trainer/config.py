@@ -154,7 +154,8 @@ class DesignerSettings:
         budget: Validation budget: ``fast``, ``default`` or ``thorough``.
         novelty_threshold: Minimum distance to stored environments.
         max_tokens: Longest reply.
-        temperature: Sampling temperature.
+        temperature: Sampling temperature; the designer's samples are trained under it
+            (> 0 in ``selfplay`` mode: greedy replies cannot be trained on).
         delay: Designer updates are delayed by this many agent updates: the attempts of
             iteration ``k`` are trained at iteration ``k + delay`` with rewards recomputed
             from that iteration's plays (their environments are replayed meanwhile), as the
@@ -219,7 +220,8 @@ class AgentSettings:
             of ``pool_kinds`` except the evaluation ones.
         max_turns: Cap on turns per play (0: the environment's own limit).
         max_tokens: Longest reply per turn.
-        temperature: Sampling temperature.
+        temperature: Sampling temperature; the agent's samples are trained under it
+            (> 0: greedy plays cannot be trained on).
         top_p: Nucleus sampling mass.
         concurrency: Plays live at once (the model's batch).
         isolation: ``sandbox`` (every environment in a sandbox worker) or ``none``
@@ -494,6 +496,18 @@ class SelfPlayConfig:
             "the designer's environments are written by the model being trained and run only "
             "in the sandbox. Use agent.isolation = 'sandbox' (the default).",
         )
+        # The agent's plays and the designer's replies are trained on: greedy decoding
+        # (temperature 0) has no behaviour distribution, so no importance ratio.
+        trained = {"agent.temperature": self.agent.temperature}
+        if self.mode == "selfplay":
+            trained["designer.temperature"] = self.designer.temperature
+        for key, value in trained.items():
+            _check(
+                value > 0,
+                f"{key} = 0 is greedy decoding, and the replies it samples are trained on: a "
+                "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
+                f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
+            )
         held_out = set(self.eval.envs)
         overlap = sorted(held_out & {_bare(e) for e in self.agent.fixed_pool})
         _check(

@@ -8,7 +8,10 @@ Read top to bottom:
    (population) standard deviation with ``normalize="std"``. A group of one sample, or
    one whose rewards are all equal, teaches nothing: its advantages are exactly 0.
 2. **Ratio** ``r = exp(logp - old_logp)`` per completion token: how much more likely the
-   current policy makes the token than the policy that generated it.
+   current policy makes the token than the policy that generated it. Both log-probs (and
+   the reference's) are taken under the temperature ``T`` that sampled the reply,
+   ``log_softmax(logits / T)``: at ``T != 1`` that, not the raw distribution, is the
+   behaviour policy (the learner does the scaling).
 3. **Clipped surrogate** per token: ``-min(r * A, clip(r, 1 - clip_low, 1 + clip_high) * A)``
    (PPO, with separate low and high bounds as in DAPO: a higher upper bound lets rare
    good tokens grow faster).
@@ -97,12 +100,14 @@ def token_policy_loss(
 
     Args:
         logprobs: ``[B, T]`` log-probs of the completion tokens under the current policy
-            (with gradient).
-        old_logprobs: ``[B, T]`` behaviour log-probs (no gradient).
+            (with gradient), at each reply's sampling temperature.
+        old_logprobs: ``[B, T]`` behaviour log-probs (no gradient), at the same
+            temperature.
         advantages: ``[B]`` (one per sample) or ``[B, T]``.
         clip_low: The ratio is clipped below at ``1 - clip_low``.
         clip_high: ... and above at ``1 + clip_high``.
-        ref_logprobs: ``[B, T]`` reference log-probs, or None (no KL term).
+        ref_logprobs: ``[B, T]`` reference log-probs at the same temperature, or None (no
+            KL term).
         kl_coef: Weight of the k3 KL estimate.
 
     Returns:

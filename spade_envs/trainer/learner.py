@@ -18,6 +18,15 @@ Only completion positions reach the loss: the model is asked for logits from the
 position that predicts a completion token onward (``logits_to_keep``), and a mask removes
 prompt and padding positions that remain in that window.
 
+**Temperature.** A reply sampled at temperature ``T`` comes from the behaviour policy
+``softmax(logits / T)``, so every log-prob of a sample (behaviour, current policy, KL
+reference) is ``log_softmax(logits / T)`` at its tokens, with the sample's own
+:attr:`~spade_envs.trainer.samples.Sample.temperature`, scaled per row (a micro-batch may
+mix temperatures). The backends record log-probs at temperature 1 (the raw distribution):
+they are reused as the behaviour log-probs only for samples drawn at ``T == 1``; for any
+other temperature the learner computes the behaviour log-probs itself, under ``T``,
+before the first optimiser step (the importance ratio of the first epoch is then exactly 1).
+
 Dropout is off during the update (the module is in eval mode) so that the log-probs the
 loss sees are those of the policy that generates, and the update is deterministic.
 On CPU the learner trains ``model`` in place, so generation after a step uses the new
@@ -178,6 +187,7 @@ class _Row:
     tokens: list[int]
     advantage: float
     old: list[float] | None
+    temperature: float = 1.0
     ref: list[float] | None = None
 
     @property
@@ -197,6 +207,7 @@ class _MicroBatch:
     ref: Any = None
     advantages: Any = None
     agent: Any = None
+    temperature: Any = None  # [B] float32: each row's sampling temperature
 
 
 def _token_logprobs_class() -> type:
@@ -204,7 +215,8 @@ def _token_logprobs_class() -> type:
     from torch import nn
 
     class TokenLogprobs(nn.Module):
-        """Log-probs of the next tokens in the last ``keep - 1`` positions of each row.
+        """Log-probs of the next tokens in the last ``keep - 1`` positions of each row,
+        under each row's sampling temperature: ``log_softmax(logits / T)``.
 
         A module of its own so DistributedDataParallel can wrap exactly what the loss
         differentiates through.
@@ -216,7 +228,18 @@ def _token_logprobs_class() -> type:
             params = inspect.signature(model.forward).parameters
             self.keeps_logits = "logits_to_keep" in params
 
-        def forward(self, input_ids: Any, attention_mask: Any, keep: int) -> Any:
+        def forward(
+            self, input_ids: Any, attention_mask: Any, keep: int, temperature: Any = None
+        ) -> Any:
+            """``[B, keep - 1]`` token log-probs.
+
+            Args:
+                input_ids: ``[B, W]`` token ids (right-padded).
+                attention_mask: ``[B, W]``.
+                keep: Logits kept: positions ``[W - keep, W)``.
+                temperature: ``[B]`` sampling temperatures (each row's logits are divided
+                    by its own), or None for temperature 1.
+            """
             extra = {"logits_to_keep": keep} if self.keeps_logits else {}
             out = self.model(
                 input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **extra
@@ -224,7 +247,10 @@ def _token_logprobs_class() -> type:
             logits = out.logits[:, -keep:]
             targets = input_ids[:, input_ids.shape[1] - keep + 1 :]
             # float32 softmax even for a bf16 model: log-probs of rare tokens need it.
-            logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+            logits = logits[:, :-1].float()
+            if temperature is not None:
+                logits = logits / temperature.to(logits.dtype)[:, None, None]
+            logp = torch.log_softmax(logits, dim=-1)
             return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
     return TokenLogprobs
@@ -357,8 +383,11 @@ class Learner:
             )
             truncated += cut
             # A cut prompt is a different context than the one generation saw: the
-            # recorded log-probs no longer describe it, so they are recomputed.
-            old = None if cut or sample.old_logprobs is None else list(sample.old_logprobs)
+            # recorded log-probs no longer describe it, so they are recomputed. Recorded
+            # log-probs are at temperature 1 (as the backends report them): they are the
+            # behaviour policy's only for a sample drawn at temperature 1.
+            reuse = not cut and sample.old_logprobs is not None and sample.temperature == 1.0
+            old = list(sample.old_logprobs) if reuse else None
             rows.append(
                 _Row(
                     index=index,
@@ -367,6 +396,7 @@ class Learner:
                     tokens=prompt + completion,
                     advantage=sample.advantage,
                     old=old,
+                    temperature=sample.temperature,
                 )
             )
         return rows, truncated
@@ -405,6 +435,9 @@ class Learner:
                 [r.advantage for r in chunk], dtype=torch.float32, device=self.device
             )
             batch.agent = torch.tensor([r.agent for r in chunk], device=self.device)
+            batch.temperature = torch.tensor(
+                [r.temperature for r in chunk], dtype=torch.float32, device=self.device
+            )
             batches.append(batch)
         return batches
 
@@ -436,7 +469,7 @@ class Learner:
 
     def _forward_no_grad(self, batch: _MicroBatch, module: Any = None) -> Any:
         module = module or self._module
-        return module(batch.input_ids, batch.attention_mask, batch.keep)
+        return module(batch.input_ids, batch.attention_mask, batch.keep, batch.temperature)
 
     def _reference_logprobs(self, batch: _MicroBatch) -> Any:
         if self._reference is not None:
@@ -447,8 +480,18 @@ class Learner:
     # ----------------------------------------------------------------- public
 
     def completion_logprobs(self, samples: Sequence[Sample]) -> list[list[float]]:
-        """Current log-probs of each sample's completion tokens (after truncation to
-        ``max_seq_len``), in sample order; no gradient."""
+        """Current log-probs of each sample's completion tokens, in sample order.
+
+        Computed as the loss computes them: under each sample's own temperature
+        (``log_softmax(logits / sample.temperature)``), after truncation to
+        ``max_seq_len``; no gradient.
+
+        Args:
+            samples: Samples of either role.
+
+        Returns:
+            One list of floats per sample, one value per (kept) completion token.
+        """
         import torch
 
         rows, _ = self._rows(list(samples))
@@ -550,7 +593,9 @@ class Learner:
     def _backward(self, batch: _MicroBatch, scale: float) -> list[float]:
         import torch
 
-        logp = self._train_module(batch.input_ids, batch.attention_mask, batch.keep)
+        logp = self._train_module(
+            batch.input_ids, batch.attention_mask, batch.keep, batch.temperature
+        )
         loss, clipped, kl, ratio = token_policy_loss(
             logp,
             batch.old,

@@ -23,8 +23,9 @@ One iteration ``k``, top to bottom (:meth:`SelfPlayTrainer.iteration`):
    iteration ``k + d`` with rewards from that iteration's plays (the SPADE code's delayed
    designer update).
 5. **update**: one GRPO step on the agent's turns (environment tokens masked) and the
-   designer's replies (:class:`~spade_envs.trainer.learner.Learner`); a vLLM generator
-   gets the new weights.
+   designer's replies (:class:`~spade_envs.trainer.learner.Learner`), each sample carrying
+   the temperature that sampled it (``agent.temperature``, ``designer.temperature``), under
+   which its log-probs are computed; a vLLM generator gets the new weights.
 6. **registry and memory**: play statistics under checkpoint ``<run>-iter<k>``; the
    memory embeds what is new.
 7. **evaluation** every ``eval.every`` iterations: held-out seed environments, unhinted,
@@ -375,7 +376,14 @@ class SelfPlayTrainer:
 
         cfg = self.config.agent
         chosen = [e for e in episodes if cfg.train_hinted or not e.hint]
-        return agent_samples(chosen, group_by=cfg.group_by, format_bonus=cfg.format_bonus)
+        # The plays were sampled at agent.temperature (_rollout_config): their behaviour
+        # policy, under which the learner computes every log-prob.
+        return agent_samples(
+            chosen,
+            group_by=cfg.group_by,
+            format_bonus=cfg.format_bonus,
+            temperature=cfg.temperature,
+        )
 
     def _designer_samples(self, attempts: list[Any], rewards: list[float]) -> list[Any]:
         from .samples import designer_samples
@@ -384,11 +392,14 @@ class SelfPlayTrainer:
         mine = set(self.dist.shard(documents))
         chosen = [(a, r) for a, r in zip(attempts, rewards) if a.document_id in mine]
         tokenizer = self.trainer_model.tokenizer
+        # Every round of an attempt was sampled at designer.temperature (_design); the
+        # config cannot change on resume, so delayed attempts were sampled at it too.
         return designer_samples(
             [a for a, _ in chosen],
             [r for _, r in chosen],
             self.trainer_model.encode,
             lambda text: tokenizer.encode(text, add_special_tokens=False),
+            temperature=self.config.designer.temperature,
         )
 
     def _push(self) -> None:

@@ -15,10 +15,17 @@ inside their group: advantages are normalised per ``(role, group)``
   the one its environment came from). Its reward comes from the caller (regret, blend or
   learnability of the environment). Attempts on one grounding document form a group, as
   the SPADE code groups designer samples.
+
+Every sample carries the **temperature** that sampled it: the behaviour policy of a reply
+drawn at temperature ``T`` is ``softmax(logits / T)``, so the learner computes the
+behaviour, current and reference log-probs of the sample under ``T``
+(:class:`~spade_envs.trainer.learner.Learner`). Greedy replies (``T = 0``) are not samples
+of a policy and are refused.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -36,6 +43,7 @@ __all__ = [
     "Sample",
     "SampleError",
     "agent_samples",
+    "check_temperature",
     "designer_samples",
 ]
 
@@ -63,10 +71,18 @@ class Sample:
         completion_ids: The tokens the model generated (in the loss). At least one.
         reward: The scalar reward of the reply.
         group: The GRPO group key; advantages are normalised per ``(role, group)``.
-        old_logprobs: The behaviour log-probability of each completion token, recorded at
-            generation (temperature 1, so they are the policy's own); ``None``: the learner
-            computes them before its first optimiser step.
+        old_logprobs: The log-probability of each completion token recorded at generation,
+            as the backends report them: under the model's raw distribution, i.e. at
+            temperature 1 (``log_softmax(logits)``). The learner uses them as the behaviour
+            log-probs only when ``temperature == 1``; for any other temperature (and with
+            ``None``) it computes the behaviour log-probs itself, under ``temperature``,
+            before its first optimiser step.
         advantage: Set by :func:`~spade_envs.trainer.grpo.group_advantages`.
+        temperature: The sampling temperature that produced the completion (finite, > 0).
+            The behaviour policy is ``softmax(logits / temperature)``, and the learner
+            computes every log-prob of this sample (behaviour, current policy, KL
+            reference) under it. Greedy replies (temperature 0) are refused: they are not
+            samples of a policy, so an importance ratio is undefined for them.
     """
 
     role: str
@@ -76,6 +92,7 @@ class Sample:
     group: str
     old_logprobs: list[float] | None = None
     advantage: float = 0.0
+    temperature: float = 1.0
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -99,11 +116,42 @@ class Sample:
         if reward != reward or reward in (float("inf"), float("-inf")):
             raise SampleError(f"A sample's reward must be finite, got {self.reward!r}.")
         self.reward = reward
+        self.temperature = check_temperature(self.temperature)
 
     @property
     def length(self) -> int:
         """Prompt plus completion tokens."""
         return len(self.prompt_ids) + len(self.completion_ids)
+
+
+def check_temperature(temperature: float) -> float:
+    """The sampling temperature of a trainable sample, as a float.
+
+    Args:
+        temperature: The temperature that sampled the reply.
+
+    Returns:
+        ``float(temperature)``.
+
+    Raises:
+        SampleError: It is not a number, not finite, or not > 0 (0 is greedy decoding,
+            which GRPO cannot train on).
+    """
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise SampleError(f"A sample's temperature must be a number, got {temperature!r}.")
+    value = float(temperature)
+    if value == 0:
+        raise SampleError(
+            "A sample's temperature is 0 (greedy decoding): a greedy reply is not a sample "
+            "of the policy, so its importance ratio is undefined and GRPO cannot train on "
+            "it. Sample the replies you train on with a temperature > 0 (e.g. 1.0)."
+        )
+    if not math.isfinite(value) or value < 0:
+        raise SampleError(
+            f"A sample's temperature must be finite and > 0 (the temperature that sampled "
+            f"the reply), got {temperature!r}."
+        )
+    return value
 
 
 def _check_choice(value: str, choices: Sequence[str], what: str) -> None:
@@ -122,7 +170,11 @@ def _behaviour_logprobs(logprobs: Sequence[float], tokens: Sequence[int]) -> lis
 
 
 def agent_samples(
-    episodes: Sequence[Episode], *, group_by: str = "env", format_bonus: float = 0.0
+    episodes: Sequence[Episode],
+    *,
+    group_by: str = "env",
+    format_bonus: float = 0.0,
+    temperature: float = 1.0,
 ) -> list[Sample]:
     """One sample per model turn of each play.
 
@@ -133,6 +185,8 @@ def agent_samples(
         format_bonus: Added to the reward of each turn whose action was well-formed
             (outcome ``"ok"``): a small shaping term for a model that has yet to learn the
             answer convention.
+        temperature: The sampling temperature of the rollouts that played ``episodes``
+            (``RolloutConfig.temperature``); every sample carries it.
 
     Returns:
         The samples, in episode and turn order. Turns with no prompt or no generated
@@ -141,9 +195,11 @@ def agent_samples(
         gets ``-episode.penalty``.
 
     Raises:
-        SampleError: ``group_by`` is unknown or ``format_bonus`` is not finite.
+        SampleError: ``group_by`` is unknown, ``format_bonus`` is not finite, or
+            ``temperature`` is not finite and > 0 (greedy plays cannot be trained on).
     """
     _check_choice(group_by, AGENT_GROUPS, "agent group_by")
+    temperature = check_temperature(temperature)
     bonus = float(format_bonus)
     if bonus != bonus or abs(bonus) == float("inf"):
         raise SampleError(f"format_bonus must be finite, got {format_bonus!r}.")
@@ -173,6 +229,7 @@ def agent_samples(
                     reward=reward,
                     group=group,
                     old_logprobs=_behaviour_logprobs(turn.logprobs, turn.token_ids),
+                    temperature=temperature,
                 )
             )
     return samples
@@ -185,6 +242,7 @@ def designer_samples(
     tokenize: Callable[[str], list[int]],
     *,
     group_by: str = "document",
+    temperature: float = 1.0,
 ) -> list[Sample]:
     """One sample per designer attempt: its last reply, rewarded by ``rewards[i]``.
 
@@ -197,15 +255,19 @@ def designer_samples(
         tokenize: Text to token ids without special tokens, used when an attempt did not
             record its reply token ids (e.g. a backend that returns text only).
         group_by: One of :data:`DESIGNER_GROUPS`.
+        temperature: The sampling temperature the designer generated ``attempts`` at
+            (``DesignerConfig.temperature``); every sample carries it.
 
     Returns:
         The samples in attempt order; attempts with no reply (nothing generated) are
         skipped. Recorded log-probs are kept only when the recorded reply tokens are used.
 
     Raises:
-        SampleError: ``rewards`` does not match ``attempts`` or ``group_by`` is unknown.
+        SampleError: ``rewards`` does not match ``attempts``, ``group_by`` is unknown, or
+            ``temperature`` is not finite and > 0 (greedy replies cannot be trained on).
     """
     _check_choice(group_by, DESIGNER_GROUPS, "designer group_by")
+    temperature = check_temperature(temperature)
     if len(rewards) != len(attempts):
         raise SampleError(
             f"Got {len(rewards)} designer rewards for {len(attempts)} attempts; pass one "
@@ -237,6 +299,7 @@ def designer_samples(
                 reward=float(reward),
                 group=group,
                 old_logprobs=old,
+                temperature=temperature,
             )
         )
     return samples

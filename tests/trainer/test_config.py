@@ -92,6 +92,9 @@ def test_overrides_take_toml_values_bare_words_and_comma_lists():
             r"also set agent.trust_code = true",
         ),
         (["agent.trust_code=yes"], r"agent.trust_code must be true or false"),
+        (["agent.temperature=0"], r"agent.temperature = 0 is greedy decoding.*> 0"),
+        (["designer.temperature=0"], r"designer.temperature = 0 is greedy decoding.*> 0"),
+        (["agent.temperature=-1"], r"agent.temperature must be a finite number >= 0"),
     ],
 )
 def test_bad_settings_are_refused_with_what_to_do(overrides, message):
@@ -107,6 +110,15 @@ def test_fixed_pool_isolation_none_runs_only_with_trust_code_named():
     assert load_config("cpu-tiny").agent.trust_code is False  # off unless named
     with pytest.raises(ConfigError, match="refused in selfplay mode"):
         dataclasses.replace(config, mode="selfplay")
+
+
+def test_training_temperatures_must_sample_but_eval_may_be_greedy():
+    # The designer is not run in fixed-pool mode: its temperature trains nothing there.
+    config = load_config("cpu-tiny", ["mode=fixed-pool", "designer.temperature=0"])
+    assert config.designer.temperature == 0.0
+    assert load_config("cpu-tiny", ["eval.temperature=0"]).eval.temperature == 0.0
+    with pytest.raises(ConfigError, match="agent.temperature = 0 is greedy decoding"):
+        load_config("cpu-tiny", ["mode=fixed-pool", "agent.temperature=0"])
 
 
 def test_unknown_presets_sections_and_files():

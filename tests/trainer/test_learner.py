@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import math
 import os
 
 import pytest
@@ -222,6 +223,104 @@ def test_truncation_keeps_the_completion_and_is_counted():
     assert stats["truncated"] == 1.0 and stats["tokens_agent"] == 4.0
     # The cut sample's recorded log-probs (for the full prompt) were recomputed.
     assert stats["ratio_mean"] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ temperature
+
+
+def _tempered_logprobs(model, sample: Sample, temperature: float) -> list[float]:
+    """``log_softmax(logits / T)`` at the completion tokens: one unpadded forward, by hand."""
+    ids = torch.tensor([sample.prompt_ids + sample.completion_ids])
+    with torch.no_grad():
+        logits = model(ids).logits[0].float()
+    logp = torch.log_softmax(logits / temperature, dim=-1)
+    start = len(sample.prompt_ids)
+    return [logp[t - 1, ids[0, t]].item() for t in range(start, ids.shape[1])]
+
+
+def _at(sample: Sample, temperature: float, old_logprobs=None) -> Sample:
+    return Sample(
+        sample.role,
+        sample.prompt_ids,
+        sample.completion_ids,
+        sample.reward,
+        sample.group,
+        old_logprobs,
+        temperature=temperature,
+    )
+
+
+def test_completion_logprobs_are_log_softmax_of_logits_over_each_samples_temperature():
+    model = tiny_llama(seed=12)
+    learner = Learner(model, GRPOConfig(micro_batch=6))  # one micro-batch, mixed temperatures
+    temperatures = [0.5, 1.0, 2.0, 0.5, 0.9, 1.0]
+    samples = [_at(s, t) for s, t in zip(mixed_samples(6, seed=13), temperatures)]
+    packed = learner.completion_logprobs(samples)
+    for sample, values in zip(samples, packed):
+        expected = _tempered_logprobs(model, sample, sample.temperature)
+        assert values == pytest.approx(expected, abs=1e-5)
+        if sample.temperature != 1.0:  # the check has teeth: T = 1 would not pass it
+            assert values != pytest.approx(_plain_logprobs(model, sample), abs=1e-3)
+
+
+def test_first_step_ratio_is_exactly_one_at_the_sampling_temperature(monkeypatch):
+    # Policy == behaviour before the first update. The T != 1 samples bring the log-probs a
+    # backend records (temperature 1): those are not their behaviour log-probs, so the
+    # learner computes the behaviour log-probs itself, under T, and the ratio is exactly 1.
+    # The T = 1 sample's recorded values are used as given (1 nat stale here: ratio e).
+    from spade_envs.trainer import learner as learner_module
+
+    model = tiny_llama(seed=14)
+    learner = Learner(model, GRPOConfig(micro_batch=4, max_grad_norm=0.0))
+    temperatures = [0.5, 0.7, 1.0, 2.0]
+    samples = [
+        _at(s, t, [v - 1.0 if t == 1.0 else v for v in _plain_logprobs(model, s)])
+        for s, t in zip(mixed_samples(4, seed=15), temperatures)
+    ]
+    expected = [_tempered_logprobs(model, s, s.temperature) for s in samples]
+    seen = []
+    real = learner_module.token_policy_loss
+
+    def spy(logprobs, old_logprobs, advantages, **kw):
+        out = real(logprobs, old_logprobs, advantages, **kw)
+        seen.append((logprobs.detach().clone(), old_logprobs.clone(), out[3].clone()))
+        return out
+
+    monkeypatch.setattr(learner_module, "token_policy_loss", spy)
+    learner.step(samples)
+    ((logp, old, ratio),) = seen  # one micro-batch, one epoch
+    (batch,) = learner._pack(learner._rows(samples)[0])  # the step's packing
+    for i, (row, (lo, hi)) in enumerate(zip(batch.rows, batch.spans)):
+        sample, want = samples[row.index], expected[row.index]
+        assert logp[i, lo:hi].tolist() == pytest.approx(want, abs=1e-5)
+        if sample.temperature == 1.0:
+            assert old[i, lo:hi].tolist() == pytest.approx(sample.old_logprobs, abs=1e-6)
+            assert ratio[i, lo:hi].tolist() == pytest.approx([math.e] * (hi - lo), rel=1e-5)
+        else:
+            assert old[i, lo:hi].tolist() == pytest.approx(want, abs=1e-5)
+            assert ratio[i, lo:hi].tolist() == [1.0] * (hi - lo)
+
+
+def test_kl_reference_log_probs_are_taken_at_the_sampling_temperature():
+    # The reference is the model as the learner was built; the policy then moves. The
+    # step's k3 KL (first epoch, before the update) must be that of the two tempered
+    # distributions at the completion tokens.
+    model = tiny_llama(seed=18)
+    reference = copy.deepcopy(model)
+    learner = Learner(model, GRPOConfig(kl_coef=0.1, micro_batch=2))
+    with torch.no_grad():
+        for param in model.parameters():
+            param.add_(0.05 * torch.randn_like(param))
+    samples = [_at(s, t) for s, t in zip(mixed_samples(4, seed=19), [0.5, 2.0, 0.5, 0.8])]
+    total, tokens = 0.0, 0
+    for sample in samples:
+        policy = torch.tensor(_tempered_logprobs(model, sample, sample.temperature))
+        ref = torch.tensor(_tempered_logprobs(reference, sample, sample.temperature))
+        total += float((torch.exp(ref - policy) - (ref - policy) - 1).sum())
+        tokens += len(sample.completion_ids)
+    stats = learner.step(samples)
+    assert stats["kl"] > 0
+    assert stats["kl"] == pytest.approx(total / tokens, rel=1e-4)
 
 
 def test_kl_to_the_reference_grows_as_the_model_moves():

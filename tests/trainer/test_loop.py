@@ -393,3 +393,26 @@ def test_the_run_directory_layout(finished_run):
     assert {"config.toml", "metrics.jsonl", "tensorboard", "checkpoints", "registry.db"} <= names
     assert json.loads((finished_run / "checkpoints" / "run.json").read_text())["run_id"]
     assert list((finished_run / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_samples_carry_the_temperatures_their_replies_were_sampled_at(tmp_path):
+    # Agent plays are sampled at agent.temperature, designer replies at
+    # designer.temperature: the samples the update trains on carry those.
+    from spade_envs.agent.episode import Episode
+    from spade_envs.agent.policy import Turn
+    from spade_envs.generator.pipeline import Attempt
+
+    config = load_config("cpu-tiny", ["agent.temperature=0.7", "designer.temperature=0.9"])
+    trainer = SelfPlayTrainer(config, tmp_path / "run")
+    tokenizer = SimpleNamespace(encode=lambda text, add_special_tokens: [5] * len(text))
+    trainer.trainer_model = SimpleNamespace(tokenizer=tokenizer, encode=lambda messages: [1, 2])
+    turn = Turn(0, "", "x", "ok", prompt_token_ids=[1, 2], token_ids=[3], logprobs=[-0.2])
+    episode = Episode(
+        "spade/A-v1", 0, 7, False, "", "", "text", "", "m", episode_return=1.0, turns=[turn]
+    )
+    attempt = Attempt(0, "new", "math", document_id=1, reply="class A: pass",
+                      messages=[{"role": "user", "content": "Write an env."}])  # fmt: skip
+    (agent,) = trainer._agent_samples([episode])
+    (designer,) = trainer._designer_samples([attempt], [0.5])
+    assert (agent.role, agent.temperature) == ("agent", 0.7)
+    assert (designer.role, designer.temperature) == ("designer", 0.9)

@@ -159,3 +159,29 @@ def test_sample_checks_its_fields():
     with pytest.raises(SampleError, match="finite"):
         Sample("agent", [1], [2], float("nan"), "g")
     assert Sample("designer", [1], [2, 3], 1, "g").length == 3
+
+
+def test_samples_carry_the_temperature_that_sampled_them():
+    assert Sample("agent", [1], [2], 0.0, "g").temperature == 1.0
+    assert Sample("agent", [1], [2], 0.0, "g", temperature=1).temperature == 1.0
+    assert {s.temperature for s in agent_samples([_episode()], temperature=0.7)} == {0.7}
+    attempts = [_attempt(0, 1, reply="a", reply_token_ids=[5], reply_logprobs=[-0.1])]
+    (designed,) = designer_samples(attempts, [1.0], lambda m: [1], lambda t: [2], temperature=0.9)
+    # The recorded (temperature 1) log-probs stay on the sample; the learner decides.
+    assert designed.temperature == 0.9 and designed.old_logprobs == [-0.1]
+
+
+def test_greedy_and_bad_temperatures_are_refused():
+    with pytest.raises(SampleError, match=r"temperature is 0 \(greedy decoding\).*temperature > 0"):
+        Sample("agent", [1], [2], 0.0, "g", temperature=0)
+    with pytest.raises(SampleError, match=r"greedy decoding"):
+        agent_samples([_episode()], temperature=0.0)
+    with pytest.raises(SampleError, match=r"greedy decoding"):
+        designer_samples([_attempt(0, 1, reply="a")], [1.0], lambda m: [1], lambda t: [2],
+                         temperature=0)  # fmt: skip
+    for bad in (-0.5, float("nan"), float("inf")):
+        with pytest.raises(SampleError, match=r"temperature must be finite and > 0"):
+            Sample("agent", [1], [2], 0.0, "g", temperature=bad)
+    for bad in ("0.7", None, True):
+        with pytest.raises(SampleError, match=r"temperature must be a number"):
+            Sample("agent", [1], [2], 0.0, "g", temperature=bad)
