@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from spade_envs import ToolEnv, ToolError, suggest
 
+# hole: account names (at least 6 distinct, short words)
 _ACCOUNTS = ["checking", "savings", "payroll", "reserve", "travel", "tuition", "taxes"]
 
 
@@ -21,13 +22,16 @@ def _call(name: str, **arguments: object) -> str:
 
 class BankTransfers(ToolEnv):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Several bank accounts must reach given target balances. Read balances with "
         "balance(account) and move money with transfer(src, dst, amount); every transfer "
         "charges the sender a flat fee and moves at most a limit. The episode is won the "
         "moment every balance equals its target; too many transfers make that impossible."
     )
+    # hole: turns allowed (balance reads plus transfers need up to 11) [11, 30]
     max_turns = 16
+    # hole: accounts (2-6) and transfers the hidden plan uses (1-5) [1, 6]
     knobs: ClassVar[dict[str, int]] = {"accounts": 4, "transfers": 3}
 
     def _reset(self) -> str:
@@ -112,6 +116,7 @@ class BankTransfers(ToolEnv):
         wrong = [name for name in self.balances if self.balances[name] != self.targets[name]]
         return f"Gave up; accounts off target: {', '.join(wrong)}.", 0.0, True
 
+    # hole: rule: the privileged hint (never the whole plan)
     def hint(self) -> str:
         src, dst, amount = self.plan[0]
         return (

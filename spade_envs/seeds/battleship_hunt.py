@@ -12,13 +12,16 @@ _SHOT = re.compile(r"(?:fire|shoot)?\s*(?:at\s+)?([a-z])\s*-?\s*([0-9]{1,2})")
 
 class BattleshipHunt(TextEnv):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "One straight ship (horizontal or vertical) hides on a square grid. Fire at cells "
         "such as 'fire C4' and learn hit or miss; the ship sinks when every cell of it is "
         "hit. Shots are limited: search on a sparse lattice (every cell whose row plus "
         "column is a multiple of the ship's length), then finish the ship along its line."
     )
+    # hole: shots allowed [9, 30]
     max_turns = 16
+    # hole: grid side (3-9) and ship length (2 up to the side) [2, 9]
     knobs: ClassVar[dict] = {"size": 6, "ship": 3}
 
     def _reset(self) -> str:
@@ -68,6 +71,7 @@ class BattleshipHunt(TextEnv):
         result = "hit" if hit else "miss"
         return f"{name}: {result}. Shots left: {left}.\n{self._board()}", 0.0, False
 
+    # hole: rule: the privileged hint (never every cell of the ship)
     def hint(self) -> str:
         if self.horizontal:
             return f"The ship lies horizontally in row {self.cells[0][0] + 1}."

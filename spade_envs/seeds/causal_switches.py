@@ -14,6 +14,7 @@ _LETTERS = re.compile(r"[a-z](?:[\s,&/]+[a-z])*")
 
 class CausalSwitches(TextEnv):
     skill = "science"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A lamp is wired to some of several on/off switches through a hidden logic "
         "circuit of AND, OR and NOT; a known number of switches are not connected at all. "
@@ -21,7 +22,9 @@ class CausalSwitches(TextEnv):
         "switches that have no effect. A switch proves it is wired only when flipping it "
         "alone changes the lamp, so experiments must be designed in pairs."
     )
+    # hole: turns allowed (experiments plus the answer need up to 9) [9, 30]
     max_turns = 10
+    # hole: switches (3-6) and unconnected switches among them (1 up to switches - 2) [1, 6]
     knobs: ClassVar[dict] = {"switches": 5, "dead": 2}
 
     def _reset(self) -> str:
@@ -101,6 +104,7 @@ class CausalSwitches(TextEnv):
                 return setting
         raise AssertionError("read-once circuits depend on every live switch")
 
+    # hole: rule: the privileged hint (never all the unconnected switches)
     def hint(self) -> str:
         switch = next(n for n in self.names if n not in self.dead_names)
         others = " ".join(f"{n}={v}" for n, v in self._witness(switch).items() if n != switch)

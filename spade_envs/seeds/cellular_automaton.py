@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from spade_envs import TextEnv, boxed, extract_answer
 
+# hole: candidate rules, as Wolfram rule numbers (at least 2 distinct) [1, 254]
 _RULES = [18, 30, 45, 60, 90, 105, 110, 150, 184]
 _NEIGHBOURHOODS = ["###", "##.", "#.#", "#..", ".##", ".#.", "..#", "..."]
 _LIVE, _DEAD = "#1xX*■", ".0_-□"
@@ -28,12 +29,15 @@ def _next_row(row: str, rule: int) -> str:
 
 class CellularAutomaton(TextEnv):
     skill = "pattern"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A row of cells evolves under a hidden elementary cellular automaton rule, one of a few "
         "listed candidates. From the generations shown, predict the next row (# alive, . dead). "
         "'more' reveals one more generation, a limited number of times; two answer attempts."
     )
+    # hole: turns allowed (answers plus 'more' reveals) [2, 12]
     max_turns = 5
+    # hole: ring width (5-60), rows shown, candidate rules (2-9), 'more' reveals [1, 30]
     knobs: ClassVar[dict[str, int]] = {"width": 15, "shown": 3, "candidates": 4, "extra": 2}
 
     def _reset(self) -> str:
@@ -88,6 +92,7 @@ class CellularAutomaton(TextEnv):
             return f"Wrong again ({misses} cells off); the row was {target}.", 0.0, True
         return f"{misses} of {len(target)} cells are wrong; 1 attempt left.", 0.0, False
 
+    # hole: rule: the privileged hint (never the next row itself)
     def hint(self) -> str:
         table = ", ".join(
             f"{n}->{'#' if self.rule >> (7 - k) & 1 else '.'}"

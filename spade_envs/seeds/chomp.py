@@ -38,6 +38,7 @@ def _to_move_wins(bar: Bar) -> bool:
 
 class Chomp(TextGame):
     skill = "logic"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Chomp: a rectangular chocolate bar whose top-left square (row 1, column 1) is "
         "poisoned. Players alternate choosing a remaining square, written 'row R col C'; "
@@ -46,7 +47,9 @@ class Chomp(TextGame):
         "loses. The first player can always force a win."
     )
     num_players = 2
+    # hole: moves allowed in one game, both players together [30, 100]
     max_turns = 50
+    # hole: largest bar: rows (2-5) and columns (2-6), drawn at random up to these [2, 6]
     knobs: ClassVar[dict[str, int]] = {"max_rows": 4, "max_cols": 5}
 
     def _reset(self) -> None:

@@ -35,6 +35,7 @@ def _compact(code: str) -> str:
 
 class CodeDuel(TextGame):
     skill = "code"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Code duel: a shared Python program starts with 'x = <start>'. Players alternately "
         "append one instruction from a small allowed set (such as 'x *= 2' or 'x += x % 3 + 1'); "
@@ -43,7 +44,9 @@ class CodeDuel(TextGame):
         "program. The first player can force a win."
     )
     num_players = 2
+    # hole: moves allowed in one game, both players together [50, 150]
     max_turns = 60
+    # hole: largest target (20-50) and instructions besides x += 1 (1-7) [1, 50]
     knobs: ClassVar[dict[str, int]] = {"max_target": 40, "extra_instructions": 2}
 
     def _reset(self) -> None:
@@ -135,6 +138,7 @@ class CodeDuel(TextGame):
             return min(winning, key=lambda move: move[0])[1]
         return max(legal, key=lambda move: move[0])[1]  # a lost game: stall
 
+    # hole: rule: the privileged hint for the player to move
     def hint(self, agent: str) -> str:
         lost = [str(v) for v in range(self.x + 1, self.target) if self.left[v] % 2 == 0]
         return (

@@ -42,6 +42,7 @@ class CodeTrace(TextEnv):
         "whether it is too high or too low."
     )
     max_turns = 3
+    # hole: largest loop count (3-9) [3, 9]
     knobs: ClassVar[dict[str, int]] = {"max_loop": 5}
 
     def _reset(self) -> str:
@@ -131,6 +132,7 @@ class CodeTrace(TextEnv):
         direction = "too high" if guess > self.answer else "too low"
         return f"{guess} is {direction}. Attempts left: {left}.", 0.0, False
 
+    # hole: rule: the privileged hint (never the printed number)
     def hint(self) -> str:
         taken = ", ".join(str(i) for i, t in enumerate(self.branches) if t)
         text = f"The if-branch runs when i is {taken}; otherwise the else-branch runs."

@@ -12,13 +12,16 @@ _WEIGH = re.compile(r"weigh\s+([0-9,\s]+?)\s+(?:vs\.?|versus|against)\s+([0-9,\s
 
 class CounterfeitCoin(TextEnv):
     skill = "logic"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Among N identical-looking coins exactly one is heavier. A balance scale compares "
         "two groups of coins ('weigh 1,2,3 vs 4,5,6') and tells which side is heavier. "
         "With only as many weighings as a three-way split allows, find the heavy coin "
         "and answer with its number."
     )
+    # hole: turns allowed: weighings plus the answer (up to 3^k coins need k weighings) [4, 20]
     max_turns = 6
+    # hole: number of coins [3, 243]
     knobs: ClassVar[dict] = {"coins": 12}
 
     def _reset(self) -> str:
@@ -65,6 +68,7 @@ class CounterfeitCoin(TextEnv):
             result = f"the {'left' if diff > 0 else 'right'} pan is heavier"
         return f"Weighing {self.used} of {self.weighings}: {result}.", 0.0, False
 
+    # hole: rule: the privileged hint (never the heavy coin's number)
     def hint(self) -> str:
         parity = "even" if self.heavy % 2 == 0 else "odd"
         return (

@@ -13,7 +13,9 @@ from typing import ClassVar
 
 from spade_envs import ToolEnv, ToolError, parse_number
 
+# hole: service names (at least 6 distinct lowercase words, no slashes)
 _SERVICES = ["billing", "search", "mailer", "reports", "gateway", "scheduler", "uploads"]
+# hole: configuration keys that may be asked about (lowercase words with underscores)
 _KEYS = ["max_connections", "timeout_ms", "cache_mb", "worker_count", "queue_depth"]
 _WORDS = [
     "amber",
@@ -53,13 +55,16 @@ def _clean(path: str) -> str:
 
 class FileSystemHunt(ToolEnv):
     skill = "code"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A virtual disk holds service configuration files that refer to one another "
         "(key = @name: look up where name is set; key = from /path: open that file). "
         "Starting from a service's config file, follow the references with ls, cat and "
         "grep to find the effective value of a key, and answer it with <answer>value</answer>."
     )
+    # hole: turns allowed (the chain needs hops + 2) [6, 30]
     max_turns = 12
+    # hole: hops in the reference chain (1-4) and services with their own chains (1-6) [1, 6]
     knobs: ClassVar[dict[str, int]] = {"hops": 3, "services": 3}
 
     def _reset(self) -> str:
@@ -161,6 +166,7 @@ class FileSystemHunt(ToolEnv):
             return f"Correct: {self.key} is {self.value}.", 1.0, True
         return "Wrong value.", 0.0, True
 
+    # hole: rule: the privileged hint (never the value)
     def hint(self) -> str:
         kinds = ", then ".join(
             "a grep for an @name" if k == "anchor" else "a file to open" for k, _ in self.chain

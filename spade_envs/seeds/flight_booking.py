@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from spade_envs import ToolEnv, ToolError
 
+# hole: city names (at least 3 distinct)
 _CITIES = ["Lisbon", "Oslo", "Cairo", "Lima", "Perth", "Quito", "Kyiv", "Riga", "Accra", "Hanoi"]
 _AIRLINES = ["SK", "LX", "TP", "KL", "AY", "EI"]
 _CONNECT, _MAX_LEGS = 45, 4
@@ -27,6 +28,7 @@ def _clock(minutes: int) -> str:
 
 class FlightBooking(ToolEnv):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Book the cheapest itinerary from one city to another that lands by a deadline. "
         "Search departures per city with search_flights(origin), build a connected "
@@ -34,7 +36,9 @@ class FlightBooking(ToolEnv):
         "at most 4 flights), check it with itinerary(), then finish with "
         "<answer>done</answer>; only a valid, on-time and cheapest itinerary wins."
     )
+    # hole: turns allowed (searches and bookings need up to 9) [9, 30]
     max_turns = 16
+    # hole: cities used (3-10) and random flights besides the one sure route (2-60) [2, 60]
     knobs: ClassVar[dict[str, int]] = {"cities": 6, "flights": 20}
 
     def _reset(self) -> str:
@@ -156,6 +160,7 @@ class FlightBooking(ToolEnv):
             return f"Valid, but a cheaper on-time itinerary exists (yours: {total}).", 0.0, True
         return f"Booked the cheapest on-time itinerary for {total}.", 1.0, True
 
+    # hole: rule: the privileged hint (never the flight ids)
     def hint(self) -> str:
         stops = [self.schedule[f][1] for f in self.route[:-1]]
         via = f"changes planes in {', then '.join(stops)}" if stops else "is a single flight"

@@ -15,17 +15,20 @@ FAMILIES = {
     "parity": "f treats even and odd x differently: a*x + b for even x, c*x + d for odd x",
 }
 _QUERY = re.compile(r"(?:query|f)\s*\(?\s*(-?[0-9]{1,4})\s*\)?")
+# hole: largest |x| a query may use [4, 9999]
 LIMIT = 1000
 
 
 class HiddenFunction(TextEnv):
     skill = "pattern"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A hidden rule f maps integers to integers; it is linear, quadratic, a remainder "
         "mod m, a function of the digit sum, or split by parity, with small integer "
         "coefficients. Query f at inputs of your choice ('query 5'), work out the rule, "
         "then give f at a target input with \\boxed{value}."
     )
+    # hole: turns allowed: queries plus the answer [5, 20]
     max_turns = 8
 
     def _reset(self) -> str:
@@ -78,6 +81,7 @@ class HiddenFunction(TextEnv):
             return f"Correct: f({self.target}) = {want}.", 1.0, True
         return f"Wrong: f({self.target}) = {want}. ({FAMILIES[self.family]}.)", 0.0, True
 
+    # hole: rule: the privileged hint (never the coefficients or the value)
     def hint(self) -> str:
         return FAMILIES[self.family] + ", with small integer coefficients."
 

@@ -29,6 +29,7 @@ def _grundy(n: int) -> int:
 
 class Kayles(TextGame):
     skill = "pattern"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Kayles: a row of numbered pins, some already down. Players alternate knocking down "
         "either one standing pin, written '5', or two standing neighbouring pins, written "
@@ -36,7 +37,9 @@ class Kayles(TextGame):
         "the Grundy numbers of the segments of standing pins (XORed together) show how."
     )
     num_players = 2
+    # hole: moves allowed in one game, both players together [30, 100]
     max_turns = 50
+    # hole: pins in the row (8-30, up to 4 fewer at random) and most pins already down [1, 30]
     knobs: ClassVar[dict[str, int]] = {"pins": 14, "knocked": 3}
 
     def _reset(self) -> None:

@@ -27,12 +27,15 @@ def _fmt(value: Fraction) -> str:
 
 class KinematicsLab(TextEnv):
     skill = "science"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A cart moves along a line with constant but hidden acceleration and initial velocity. "
         "Measure its position at a few chosen early times ('measure t=2'), "
         "then predict its position at a later target time within a small tolerance."
     )
+    # hole: turns allowed: measurements plus 2 answers [4, 20]
     max_turns = 6
+    # hole: measurements (3 up to max_turns - 2) and latest time to measure (2-20) [2, 20]
     knobs: ClassVar[dict[str, int]] = {"measurements": 3, "latest": 5}
 
     def _reset(self) -> str:
@@ -79,6 +82,7 @@ class KinematicsLab(TextEnv):
         side = "too high" if guess > self.answer else "too low"
         return f"That is {side}; 1 attempt left.", 0.0, False
 
+    # hole: rule: the privileged hint (never the position asked for)
     def hint(self) -> str:
         a, x0 = _fmt(self.a), _fmt(self.x0)
         text = f"The acceleration is {a} m/s^2 and the cart starts at x = {x0} m."

@@ -47,13 +47,16 @@ def _best_packing(weights: list[int], values: list[int], capacity: int) -> list[
 
 class KnapsackPick(TextEnv):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Choose items (each with a weight and a value) for a knapsack of limited capacity to "
         "maximise total value. Add and remove items one at a time ('add rope', 'remove rope') "
         "and finish with 'done', or name the whole set at once in \\boxed{}. Only an optimal "
         "total value wins; a lower one earns partial credit."
     )
+    # hole: turns allowed (adding every item of the best packing and 'done' needs up to 11) [11, 30]
     max_turns = 12
+    # hole: items offered (2-10) and heaviest item weight [2, 50]
     knobs: ClassVar[dict[str, int]] = {"items": 6, "max_weight": 9}
 
     def _reset(self) -> str:
@@ -134,6 +137,7 @@ class KnapsackPick(TextEnv):
             self.packed.remove(index)
         return f"Packed: {self._summary(self.packed)}.", 0.0, False
 
+    # hole: rule: the privileged hint (never the whole packing)
     def hint(self) -> str:
         heaviest = max(self.best, key=lambda i: self.weights[i])
         return (

@@ -20,13 +20,16 @@ def _call(name: str, **arguments: object) -> str:
 
 class LabThermostat(ToolEnv):
     skill = "science"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "An enzyme reaction's rate depends on temperature through a hidden single-peaked "
         "curve. Set the thermostat with set_temperature(celsius), read the rate with "
         "measure_rate(), and answer the whole-degree temperature with the highest rate as "
         "<answer>T</answer>. Turns are scarce: sweeping every temperature is impossible."
     )
+    # hole: turns allowed (a binary search over a 63-degree range needs 25) [25, 60]
     max_turns = 26  # 6 steps x 2 probes x 2 calls + answer = 25 at most
+    # hole: lowest and highest temperature in Celsius (range kept to 10-63 degrees) [0, 120]
     knobs: ClassVar[dict[str, int]] = {"low": 20, "high": 80}
 
     def _reset(self) -> str:
@@ -76,6 +79,7 @@ class LabThermostat(ToolEnv):
             return f"Correct: the rate peaks at {self.best} °C.", 1.0, True
         return "Wrong: the rate is higher at some other temperature.", 0.0, True
 
+    # hole: rule: the privileged hint (never the peak temperature)
     def hint(self) -> str:
         steep = "colder" if self.widths[0] < self.widths[1] else "warmer"
         low, high = self.window

@@ -12,13 +12,16 @@ _PRESS = re.compile(r"(?:press\s*)?\(?\s*([0-9]{1,2})\s*[,\s]\s*([0-9]{1,2})\s*\
 
 class LightsOut(TextEnv):
     skill = "pattern"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A square grid of lights, some on. Pressing a cell toggles it and its orthogonal "
         "neighbours. The board was made by pressing a few cells of a dark board, so each "
         "press leaves a plus-shaped footprint; recognise the footprints in the pattern and "
         "press those cells to turn every light off within the turn limit."
     )
+    # hole: presses allowed [2, 30]
     max_turns = 10
+    # hole: grid side (3-9) and presses that made the board (2 up to max_turns) [2, 9]
     knobs: ClassVar[dict] = {"size": 5, "presses": 4}
 
     def _reset(self) -> str:
@@ -76,6 +79,7 @@ class LightsOut(TextEnv):
             return f"You press {r + 1} {c + 1}: every light is off. Solved!", 1.0, True
         return f"You press {r + 1} {c + 1}.\n{self._board()}", 0.0, False
 
+    # hole: rule: the privileged hint (never every cell to press)
     def hint(self) -> str:
         r, c = self.pressed[0]
         return (

@@ -18,13 +18,16 @@ def score(code: str, guess: str) -> tuple[int, int]:
 
 class Mastermind(TextEnv):
     skill = "logic"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A secret code of digits (repeats allowed) is hidden. Each turn guess a whole code; "
         "the reply counts exact matches (right digit, right place) and partial matches "
         "(right digit, wrong place). Crack the code before the turns run out by keeping "
         "every guess consistent with all feedback so far."
     )
+    # hole: guesses allowed [8, 30]
     max_turns = 10
+    # hole: code length (2-5) and digits 1 to N in use (2-7) [2, 7]
     knobs: ClassVar[dict] = {"length": 4, "digits": 6}
 
     def _reset(self) -> str:
@@ -58,6 +61,7 @@ class Mastermind(TextEnv):
             return f"{guess}: all {exact} exact. You cracked the code!", 1.0, True
         return f"{guess}: {exact} exact, {partial} partial. Guesses left: {left}.", 0.0, False
 
+    # hole: rule: the privileged hint (never the whole code)
     def hint(self) -> str:
         # One position only: listing the digits would spell out a code such as 4444 or 1234.
         return f"The first digit of the code is {self.code[0]}."

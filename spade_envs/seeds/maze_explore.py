@@ -14,13 +14,16 @@ MOVES = {"north": (-1, 0), "south": (1, 0), "east": (0, 1), "west": (0, -1)}
 
 class MazeExplore(TextEnv):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "You stand in a grid maze you cannot see; only the open directions around your "
         "cell are shown, together with your position and the exit's position. Move "
         "north, south, east or west, remember what you have explored, and reach the exit "
         "before the turns run out."
     )
+    # hole: moves allowed (a 7x7 maze's farthest cell can be 48 moves away) [40, 150]
     max_turns = 60
+    # hole: maze side length [2, 7]
     knobs: ClassVar[dict] = {"size": 5}
 
     def _reset(self) -> str:
@@ -97,6 +100,7 @@ class MazeExplore(TextEnv):
             return f"You step {direction} and reach the exit!", 1.0, True
         return f"You move {direction}. " + self._describe(), 0.0, False
 
+    # hole: rule: the privileged hint (never the whole route)
     def hint(self) -> str:
         counts = {name: self.path.count(name) for name in MOVES}
         parts = ", ".join(f"{k} {name}" for name, k in counts.items() if k)

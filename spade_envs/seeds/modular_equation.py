@@ -12,17 +12,21 @@ from typing import ClassVar
 from spade_envs import TextEnv, boxed, extract_answer
 
 _INT = re.compile(r"[+-]?[0-9]{1,12}")
+# hole: moduli to draw from: primes above 10 only [11, 997]
 _PRIMES = [11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47]
 
 
 class ModularEquation(TextEnv):
     skill = "math"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Solve a congruence a*x + c ≡ b (mod m), or a system of two congruences with coprime "
         "moduli, for the unique x in 0..M-1. A wrong guess is told what its left-hand sides "
         "evaluate to; a few attempts."
     )
+    # hole: answer attempts [1, 10]
     max_turns = 4
+    # hole: chance in percent of a system of two congruences [0, 100]
     knobs: ClassVar[dict[str, int]] = {"system_chance_percent": 40}
 
     def _reset(self) -> str:

@@ -10,13 +10,16 @@ from spade_envs import IllegalMove, TextGame
 
 class Nim(TextGame):
     skill = "math"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Several heaps of stones. Players alternate; a move takes one or more stones from "
         "one heap, written 'take K from H'. Whoever takes the last stone wins. The first "
         "player can always force a win here: keep the XOR (nim-sum) of the heaps at zero."
     )
     num_players = 2
+    # hole: moves allowed in one game, both players together [60, 200]
     max_turns = 60
+    # hole: number of heaps and largest heap size [2, 8]
     knobs = {"heaps": 3, "max_heap": 7}
 
     def _reset(self) -> None:
@@ -65,6 +68,7 @@ class Nim(TextGame):
         biggest = max(range(len(self.piles)), key=lambda h: self.piles[h])
         return f"take 1 from {biggest + 1}"
 
+    # hole: rule: the privileged hint for the player to move
     def hint(self, agent: str) -> str:
         total = reduce(xor, self.piles)
         if total == 0:

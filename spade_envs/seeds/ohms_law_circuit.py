@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from spade_envs import TextEnv, boxed, extract_answer
 
+# hole: resistances in ohms to draw from [1, 10000]
 _VALUES = [10, 15, 22, 33, 47, 68, 100, 150, 220, 330]
 _VOLTAGE = re.compile(r"\bmeasure\s+v\W*([a-z])\W+([a-z])\b", re.ASCII)
 _CURRENT = re.compile(r"\bmeasure\s+i\W*(r[0-9])\b", re.ASCII)
@@ -21,12 +22,15 @@ _OHMS = re.compile(r"([+-]?[0-9]{1,9}(?:\.[0-9]{1,6})?)(?:ohms?|ω)?")
 
 class OhmsLawCircuit(TextEnv):
     skill = "science"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A battery drives a chain of resistors, some in parallel; one resistance is unknown. "
         "Measure voltages between nodes ('measure V B C') and currents through resistors "
         "('measure I R2'), a few times, then give the unknown resistance within 1%."
     )
+    # hole: turns allowed: measurements plus 2 answers [3, 12]
     max_turns = 6
+    # hole: most segments in the chain (2-4) and measurements (2 up to max_turns - 2) [2, 10]
     knobs: ClassVar[dict[str, int]] = {"segments": 3, "measurements": 3}
 
     def _reset(self) -> str:
@@ -102,6 +106,7 @@ class OhmsLawCircuit(TextEnv):
             return f"Wrong again; {self.unknown} is {answer} ohm.", 0.0, True
         return f"Too {'high' if guess > answer else 'low'}; 1 attempt left.", 0.0, False
 
+    # hole: rule: the privileged hint (never the resistance)
     def hint(self) -> str:
         i = self._segment_of(self.unknown)
         others = [n for n in self.chain[i] if n != self.unknown]

@@ -29,12 +29,15 @@ def _call(name: str, **arguments: object) -> str:
 
 class PatternOracle(ToolEnv):
     skill = "pattern"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A hidden rule generates an integer sequence t(1), t(2), ... Reveal a few early "
         "terms with term(index), infer the rule, and answer the term at a far-away index "
         "as <answer>number</answer>. Reveals are limited and one wrong answer ends the task."
     )
+    # hole: turns allowed: reveals plus the answer [7, 30]
     max_turns = 10
+    # hole: terms that may be revealed and largest index that may be revealed (at least 6) [1, 100]
     knobs: ClassVar[dict[str, int]] = {"probes": 6, "max_index": 20}
 
     def _reset(self) -> str:
@@ -105,6 +108,7 @@ class PatternOracle(ToolEnv):
             return f"Correct: t({self.index}) = {self.value}.", 1.0, True
         return f"Wrong: that is not t({self.index}).", 0.0, True
 
+    # hole: rule: the privileged hint (never the term asked for)
     def hint(self) -> str:
         return _RULES[self.rule]
 

@@ -30,7 +30,9 @@ class SequenceRule(TextEnv):
         "next term. Writing 'more' reveals one more term but lowers the reward of a correct "
         "answer by 0.25; two answer attempts."
     )
+    # hole: turns allowed: 'more' reveals plus 2 answers [2, 10]
     max_turns = 4
+    # hole: terms shown and 'more' reveals allowed [1, 12]
     knobs: ClassVar[dict[str, int]] = {"shown": 6, "reveals": 2}
     penalty = 0.25
 
@@ -91,6 +93,7 @@ class SequenceRule(TextEnv):
             return f"Wrong again; the next term was {target}.", 0.0, True
         return "Wrong; 1 attempt left.", 0.0, False
 
+    # hole: rule: the privileged hint (never the next term)
     def hint(self) -> str:
         return _HINTS[self.kind]
 

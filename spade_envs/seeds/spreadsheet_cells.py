@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from spade_envs import ToolEnv, ToolError
 
+# hole: labels of the input cells (at least 8 distinct words)
 _LABELS = ["rent", "wages", "stock", "fuel", "tax", "fees", "parts", "power"]
 
 
@@ -22,13 +23,16 @@ def _call(name: str, **arguments: object) -> str:
 
 class SpreadsheetCells(ToolEnv):
     skill = "math"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A small spreadsheet: inputs in column A, formulas in column B and the total in C1. "
         "One named input was mistyped, so C1 misses its target. Read cells with get_cell "
         "(formulas are shown, never their values), work out the input value that makes C1 "
         "hit the target, and write it with set_cell, within a small number of attempts."
     )
+    # hole: turns allowed (reading the cells C1 depends on, then the fix: up to 16) [16, 40]
     max_turns = 16
+    # hole: inputs (3-8), formulas (2-6) and set_cell attempts [1, 8]
     knobs: ClassVar[dict[str, int]] = {"inputs": 5, "formulas": 4, "attempts": 2}
 
     def _reset(self) -> str:
@@ -137,6 +141,7 @@ class SpreadsheetCells(ToolEnv):
             self.end_episode(0.0, "C1 still misses its target and no attempts are left.")
         return f"{ref} set to {value}. C1 does not match; attempts left: {self.left}."
 
+    # hole: rule: the privileged hint (never the right input value)
     def hint(self) -> str:
         return (
             f"C1 depends on {len(self.reads) - 1} other cells; it grows by {self.slope} for "

@@ -51,12 +51,15 @@ def _execute(program: list[tuple], limit: int = 1000) -> list[list[int]]:
 
 class StackMachine(TextEnv):
     skill = "code"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Read a short stack-machine program (PUSH, POP, ADD, SUB, MUL, DUP, SWAP, JZ, JMP) "
         "with a counting loop and predict the number on top of the stack when it halts. "
         "The agent may run the first few instructions ('step N') a limited number of times."
     )
+    # hole: turns allowed: peeks plus 2 answers [2, 10]
     max_turns = 5
+    # hole: peeks allowed, largest N for 'step N', and largest loop count (at least 2) [1, 12]
     knobs: ClassVar[dict[str, int]] = {"peeks": 2, "max_step": 8, "max_count": 4}
 
     def _reset(self) -> str:

@@ -36,6 +36,7 @@ def _moves_left(size: int, takes: list[int]) -> list[int]:
 
 class SubtractionGame(TextGame):
     skill = "math"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A subtraction game: one pile of stones and a fixed set of allowed takes, e.g. "
         "{1, 3, 4}. Players alternate removing exactly one allowed number of stones, written "
@@ -44,7 +45,9 @@ class SubtractionGame(TextGame):
         "which pile sizes are lost for the player to move, and always leave one."
     )
     num_players = 2
+    # hole: moves allowed in one game, both players together [40, 150]
     max_turns = 60
+    # hole: largest pile (10-40, drawn from half of it up) and largest allowed take (3-12) [3, 40]
     knobs: ClassVar[dict[str, int]] = {"max_pile": 30, "largest_take": 7}
 
     def _reset(self) -> None:
@@ -95,6 +98,7 @@ class SubtractionGame(TextGame):
             return f"take {min(winning, key=lambda t: self.left[self.pile - t])}"
         return f"take {max(legal, key=lambda t: self.left[self.pile - t])}"  # stall a lost game
 
+    # hole: rule: the privileged hint for the player to move
     def hint(self, agent: str) -> str:
         lost = [str(n) for n in range(self.pile + 1) if self.left[n] % 2 == 0]
         if self.left[self.pile] % 2:

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from spade_envs import ToolEnv, ToolError, answers_match
 
+# hole: supplier cities (at least 8 distinct)
 _CITIES = ["Lyon", "Osaka", "Quito", "Perth", "Tampere", "Accra", "Dayton", "Brno"]
 _FIRST = ["Acme", "Globex", "Initech", "Umbrella", "Vandelay", "Stark", "Wonka", "Tyrell"]
+# hole: product names (at least 8 distinct)
 _ITEMS = ["bolt", "gear", "valve", "pump", "hinge", "spring", "gasket", "rotor", "pulley", "clamp"]
 
 
 class SupplierLookup(ToolEnv):
     skill = "logic"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A parts database has two tables, suppliers and products. Using the select tool, "
         "find the city of the supplier of the most expensive product that is in stock, "
         "and answer with <answer>city</answer>."
     )
+    # hole: turns allowed (the reference needs 3) [3, 20]
     max_turns = 10
+    # hole: products and suppliers in the database [1, 8]
     knobs = {"products": 8, "suppliers": 4}
 
     def _reset(self) -> str:
@@ -80,6 +85,7 @@ class SupplierLookup(ToolEnv):
             return f"Correct: {self.answer}.", 1.0, True
         return "Wrong answer.", 0.0, True
 
+    # hole: rule: the privileged hint (never the city)
     def hint(self) -> str:
         return (
             f"The product you need is the {self.target['name']} (price {self.target['price']}); "

@@ -46,6 +46,7 @@ def _value(board: str, mark: str) -> int:
 
 class TicTacToe(TextGame):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "Tic-tac-toe on a 3x3 grid from a mid-game position. Players alternate placing their "
         "mark on an empty square, written as column letter then row number (e.g. 'b2'); "
@@ -53,7 +54,9 @@ class TicTacToe(TextGame):
         "first and can force a win, usually by creating two threats at once (a fork)."
     )
     num_players = 2
+    # hole: moves allowed in one game, both players together [9, 40]
     max_turns = 20
+    # hole: most random opening moves before the puzzle starts (2, 4 or 6 are used) [2, 7]
     knobs: ClassVar[dict[str, int]] = {"max_opening_moves": 4}
 
     def _reset(self) -> None:

@@ -54,13 +54,16 @@ _ASK = re.compile(r"ask\s*:?\s*([a-z ]{1,40}?)\s*\??")
 
 class TwentyQuestions(TextEnv):
     skill = "logic"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "One object from a listed set of candidates is hidden, and the yes-attributes of "
         "every candidate are shown. Ask yes/no questions from a fixed vocabulary ('ask "
         "metal') to narrow the candidates down, then guess the object with \\boxed{name}. "
         "Questions are scarce: pick those that split the remaining candidates evenly."
     )
+    # hole: turns allowed: questions plus the single guess [5, 20]
     max_turns = 6
+    # hole: candidates listed (2-24) [2, 24]
     knobs: ClassVar[dict] = {"candidates": 12}
 
     def _reset(self) -> str:
@@ -100,6 +103,7 @@ class TwentyQuestions(TextEnv):
             return f"Yes, it is the {self.secret}!", 1.0, True
         return f"No, it was the {self.secret}.", 0.0, True
 
+    # hole: rule: the privileged hint (never the object itself)
     def hint(self) -> str:
         return f"It is none of these: {', '.join(self.ruled_out)}."
 

@@ -76,13 +76,16 @@ def _mutations(line: tuple) -> list[tuple]:
 
 class UnitTestDebugger(ToolEnv):
     skill = "code"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A short Python function has exactly one buggy line (a wrong constant, comparison "
         "or sign). Call run(x) to see what the function returns and expected(x) to see "
         "what the specification says, reason about which line explains the differences, "
         "and answer its line number as <answer>N</answer>. One wrong answer ends the task."
     )
+    # hole: turns allowed (the reference needs up to 5) [5, 30]
     max_turns = 10
+    # hole: blocks in the function (1-6) [1, 6]
     knobs: ClassVar[dict[str, int]] = {"blocks": 4}
 
     def _reset(self) -> str:
@@ -164,6 +167,7 @@ class UnitTestDebugger(ToolEnv):
             return f"Correct: line {self.line_number} is the bug.", 1.0, True
         return "Wrong line.", 0.0, True
 
+    # hole: rule: the privileged hint (never the line number)
     def hint(self) -> str:
         kind = self.lines[self.bug][0]
         what = {"addx": "has the wrong sign", "ify": "has a wrong comparison or threshold"}.get(

@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 
 from spade_envs import ToolEnv, ToolError
 
+# hole: item names (at least 6 distinct, ideally with different first letters)
 _ITEMS = ["anvil", "bucket", "crate", "easel", "fan", "globe", "harp", "kettle", "lamp"]
 Direction = Literal["north", "south", "east", "west"]
 _STEPS = {"north": (-1, 0), "south": (1, 0), "east": (0, 1), "west": (0, -1)}
@@ -24,13 +25,16 @@ def _call(name: str, **arguments: object) -> str:
 
 class WarehouseRobot(ToolEnv):
     skill = "planning"
+    # hole: the task description the agent is given (keep it true to the rules)
     description = (
         "A robot stands on a warehouse floor with shelves, loose items and a dock. Use "
         "look() to see the map, move(direction, steps) to slide along aisles, pick() to lift "
         "the item under the robot and drop() to put it down. Dropping the requested item on "
         "the dock wins; shipping any other item ends the episode with no reward."
     )
+    # hole: turns allowed (look, routes there and back, pick, drop) [15, 40]
     max_turns = 18
+    # hole: floor width (5-9), height (4-8) and loose items (1-6) [1, 9]
     knobs: ClassVar[dict[str, int]] = {"width": 7, "height": 6, "items": 3}
 
     def _reset(self) -> str:
@@ -156,6 +160,7 @@ class WarehouseRobot(ToolEnv):
             route.append((direction, steps))
         return route[::-1]
 
+    # hole: rule: the privileged hint (never the whole route)
     def hint(self) -> str:
         route = self._route(self.robot, self.floor[self.target])
         where = self.floor[self.target]
