@@ -37,15 +37,20 @@ $(STAMP): pyproject.toml
 RUN_DIR ?= runs/demo
 DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db
 
-## demo: the main job: a short self-play run of SmolLM2-135M on the CPU (under 15 minutes
-## on 2 cores; run again, it resumes or reports), its plots, and its registry opened by
-## `spade-envs list` and gym.make
+## demo: the main job: a short self-play run of SmolLM2-135M on the CPU (about 10 minutes
+## on 2 cores; run again, it resumes or reports): the model fills holes of seed
+## environments, the gate registers what holds, the agent plays it with and without the
+## hint, both roles train; then the plots, the registry, and gym.make on a synthesized
+## ID in a fresh process
 demo: $(STAMP) sandbox-deps
 	$(BIN)/spade-envs train --preset cpu-tiny --run-dir $(RUN_DIR)
 	$(BIN)/spade-envs report $(RUN_DIR)
-	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/spade-envs list --sort regret --limit 10
-	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/python -c "import gymnasium as gym, spade_envs; \
-	  obs, _ = gym.make('spade/NumberGuess-v1').reset(seed=0); print('gym.make ok:', obs[:70])"
+	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/spade-envs list --origin designer --limit 10
+	SPADE_REGISTRY_URL=$(DEMO_REGISTRY) $(BIN)/python -c "import json, sys, gymnasium as gym, spade_envs; \
+	  ids = json.load(open('$(RUN_DIR)/synthesized.json')); \
+	  ids or sys.exit('The demo registered no synthesized environment; see the design lines above.'); \
+	  env = gym.make(ids[0]); obs, _ = env.reset(seed=0); \
+	  print('gym.make', ids[0], 'in a fresh process:', obs[:70].replace(chr(10), ' ')); env.close()"
 
 ## demo-seeds: list the seed corpus, play seeds non-interactively (one sandboxed)
 demo-seeds: $(STAMP)

@@ -23,7 +23,19 @@ __all__ = ["DESIGNER_COMMANDS"]
 )
 @click.option("--n", type=click.IntRange(1, 100_000), default=8, show_default=True)
 @click.option("--skill", type=click.Choice(SKILLS), help="Default: cycle through every skill.")
-@click.option("--mode", type=click.Choice(["new", "edit"]), default="new", show_default=True)
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "scaffold", "new", "edit"]),
+    default="auto",
+    show_default=True,
+    help="scaffold: fill a parent's declared holes (JSON; small models); new/edit: whole "
+    "modules; auto: scaffold for models under 1B parameters, else new.",
+)
+@click.option(
+    "--parent",
+    help="scaffold: the registry ID whose holes every attempt fills (default: drawn per "
+    "attempt among versions with holes).",
+)
 @click.option(
     "--repair",
     type=click.IntRange(0, 10),
@@ -46,7 +58,11 @@ __all__ = ["DESIGNER_COMMANDS"]
     help="Validation budget.",
 )
 @click.option("--batch-size", type=click.IntRange(1, 256), default=4, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(64, 32_768), default=1536, show_default=True)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(16, 32_768),
+    help="Longest reply [default: 64 for scaffold, 1536 for new/edit].",
+)
 @click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.8, show_default=True)
 @click.option(
     "--embedder",
@@ -66,12 +82,13 @@ def generate(
     n: int,
     skill: str | None,
     mode: str,
+    parent: str | None,
     repair: int,
     seed: int,
     corpus_path: str | None,
     budget: str,
     batch_size: int,
-    max_tokens: int,
+    max_tokens: int | None,
     temperature: float,
     embedder: str,
     hints: bool,
@@ -87,30 +104,36 @@ def generate(
     \b
     Examples:
       spade-envs generate --model smollm2 --n 8 --skill logic
+      spade-envs generate --mode scaffold --parent spade/NumberGuess-v1 --n 16
       spade-envs generate --model openai:http://127.0.0.1:8000 --n 64 --mode edit --repair 2
     """
     from .corpus import open_corpus, sample_corpus
     from .generator import Designer, DesignerConfig, HintWriter
+    from .generator.pipeline import resolve_mode
     from .llm import load_model
     from .memory import Memory, MemoryConfig
     from .registry import Registry
 
-    config = DesignerConfig(
-        n=n,
-        skill=skill,
-        mode=mode,
-        repair_rounds=repair,
-        budget=budget,
-        batch_size=batch_size,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-    )
     corpus = open_corpus(corpus_path) if corpus_path else sample_corpus()
     registry = Registry()
     memory = Memory(registry, MemoryConfig(embedder=embedder))
     click.echo(f"loading {model_spec} ...", err=True)
     with load_model(model_spec) as model:
+        chosen = resolve_mode(mode, model)
+        if chosen == "scaffold":
+            registry.register_seeds()  # the packaged parents with holes
+        config = DesignerConfig(
+            n=n,
+            skill=skill,
+            mode=chosen,
+            parent=parent,
+            repair_rounds=repair,
+            budget=budget,
+            batch_size=batch_size,
+            temperature=temperature,
+            max_tokens=max_tokens or (64 if chosen == "scaffold" else 1536),
+            seed=seed,
+        )
         designer = Designer(model, registry, memory, corpus, config)
         with click.progressbar(length=n, label="designing", file=sys.stderr) as bar:
 

@@ -73,7 +73,7 @@ def train_command(
     from .trainer.distributed import init_distributed, shutdown
     from .trainer.loop import SelfPlayTrainer
     from .trainer.metrics import read_metrics
-    from .trainer.report import summary_table
+    from .trainer.report import closing_summary, summary_table, synthesized, write_synthesized
 
     extra = [f"iterations={iterations}"] if iterations is not None else []
     dist = None
@@ -83,12 +83,15 @@ def train_command(
         trainer = SelfPlayTrainer(config, run_dir, resume=resume, dist=dist, log=_echo_err)
         trainer.run()
         if dist.is_main:
-            click.echo(summary_table(read_metrics(run_dir)))
+            records = read_metrics(run_dir)
+            envs = synthesized(trainer.registry, trainer.run_id)
+            write_synthesized(envs, Path(run_dir))
+            click.echo(summary_table(records))
+            click.echo(closing_summary(records, envs, Path(run_dir)))
             click.echo(
-                f"run directory: {run_dir} (metrics.jsonl, tensorboard/, config.toml); "
-                f"checkpoints: {trainer.checkpoints}"
+                f"run directory: {run_dir} (metrics.jsonl, synthesized.json, tensorboard/, "
+                f"config.toml); checkpoints: {trainer.checkpoints}"
             )
-            click.echo(f"plots: spade-envs report {run_dir}")
     except AllPlaysFailedError as exc:  # not a usage mistake: the run itself failed
         raise click.ClickException(str(exc)) from exc
     except SpadeError as exc:

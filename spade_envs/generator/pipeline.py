@@ -14,10 +14,18 @@ Modes:
     edit: a variant of a high-regret environment (as ACCEL mutates levels); when the
         memory has no played environment of the skill, a validated one is used, and
         with none at all the attempt falls back to ``new`` (recorded).
+    scaffold: new values for the declared holes of a parent (:mod:`.scaffold`), as a
+        JSON object; the filled parent is a complete module that takes the same road
+        (gate, novelty -- of the filling, against the parent and its siblings --,
+        registration with the parent and the filling as lineage). For small models,
+        which cannot write whole modules.
+    auto: ``scaffold`` for models under :data:`SCAFFOLD_BELOW_PARAMETERS` parameters,
+        ``new`` for larger ones and for models of unknown size (remote servers).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 import uuid
@@ -29,29 +37,39 @@ from typing import Any
 from ..core.metadata import SKILLS
 from ..error import SpadeError
 from .extract import extract_code
+from .parents import Parent, ScaffoldParents, aim
 from .prompts import EDIT_CHANGES, DesignerPrompts, Reference, describe_stats, prompt_sha256
+from .scaffold import FillingError, parse_filling
 
 __all__ = [
     "ATTEMPT_FAILURES",
     "INFRASTRUCTURE_FAILURES",
     "MODES",
+    "SCAFFOLD_BELOW_PARAMETERS",
     "Attempt",
     "Designer",
     "DesignerConfig",
     "DesignerReport",
 ]
 
-MODES = ("new", "edit")
+MODES = ("new", "edit", "scaffold")
+#: Models smaller than this get ``scaffold`` under ``mode="auto"``: SmolLM2-135M registers
+#: nothing in ``new``/``edit`` (it cannot copy a 50-line module) and fills holes well
+#: enough (``benchmarks/designer_yield.py``); no model between 135M and this size could be
+#: measured here, so the bound is where full-code writing is reported to start working.
+SCAFFOLD_BELOW_PARAMETERS = 1_000_000_000
 #: Stages an attempt passes, in order; an attempt stops at the first it fails.
 STAGES = ("requested", "generated", "parsed", "valid", "novel", "registered")
 #: Why an attempt failed: the prompt could not be built, the model request failed, the
-#: reply had no usable code or was cut off, the validator rejected the code or could not
+#: reply had no usable code or was cut off, a scaffold reply was no usable filling (not a
+#: JSON object of the declared holes and types), the validator rejected the code or could not
 #: run at all, the code was too close to a stored environment, the registry refused it.
 ATTEMPT_FAILURES = (
     "prompt_error",
     "model_error",
     "no_code",
     "truncated",
+    "bad_filling",
     "invalid",
     "validator_error",
     "not_novel",
@@ -69,9 +87,14 @@ class DesignerConfig:
     Attributes:
         n: Environments to attempt.
         skill: Target skill; None cycles through every skill.
-        mode: ``new`` or ``edit``.
+        mode: ``new``, ``edit``, ``scaffold`` or ``auto`` (by the model's size).
+        parent: ``scaffold`` only: the registry ID whose holes every attempt fills
+            (None draws a parent with holes per attempt, preferring the learnable band).
         repair_rounds: Extra turns a rejected attempt gets, with the validator's feedback.
         novelty_threshold: Minimum distance (1 - cosine) to the nearest stored environment.
+        filling_threshold: ``scaffold`` only: minimum
+            :func:`~spade_envs.generator.scaffold.filling_distance` of a filling to its
+            parent's values and to every registered sibling's.
         budget: Validation budget (``fast``, ``default``, ``thorough``).
         difficulty: Words for the prompt (``easy``, ``medium``, ``hard``).
         references: Similar environments shown in a ``new`` prompt.
@@ -84,9 +107,11 @@ class DesignerConfig:
 
     n: int = 8
     skill: str | None = None
-    mode: str = "new"
+    mode: str = "auto"
+    parent: str | None = None
     repair_rounds: int = 1
     novelty_threshold: float = 0.05
+    filling_threshold: float = 0.05
     budget: str = "fast"
     difficulty: str = "medium"
     references: int = 1
@@ -97,8 +122,10 @@ class DesignerConfig:
     run_id: str | None = None
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise SpadeError(f"mode must be one of {MODES}, got {self.mode!r}.")
+        if self.mode not in (*MODES, "auto"):
+            raise SpadeError(f"mode must be one of {(*MODES, 'auto')}, got {self.mode!r}.")
+        if self.parent is not None and self.mode not in ("scaffold", "auto"):
+            raise SpadeError(f"parent= is for mode 'scaffold' (got mode {self.mode!r}).")
         if self.skill is not None and self.skill not in SKILLS:
             import difflib
 
@@ -130,6 +157,10 @@ class Attempt:
     prompt_sha256: str = ""
     code: str = ""
     novelty: float | None = None
+    #: scaffold: the holes the reply filled (parsed), and every hole's resulting value.
+    filling: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict, repr=False)
+    ignored_keys: list[str] = field(default_factory=list)  # keys naming no hole
     messages: list[dict[str, str]] = field(default_factory=list, repr=False)
     reply: str = field(default="", repr=False)
     # The last reply's tokens and their log-probs: what a trainer's designer update needs
@@ -151,6 +182,7 @@ class DesignerReport:
     config: DesignerConfig
     attempts: list[Attempt] = field(default_factory=list)
     seconds: float = 0.0
+    mode: str = ""  # the mode used (``config.mode`` with ``auto`` resolved)
 
     def count(self, stage: str) -> int:
         """Attempts that reached ``stage`` (see :data:`STAGES`)."""
@@ -184,7 +216,8 @@ class DesignerReport:
     def table(self, top: int = 5) -> str:
         """A summary table: counts per stage and the most common rejection reasons."""
         counts = self.counts
-        lines = [f"designer run: {self.model}, mode {self.config.mode}, {self.seconds:.0f} s"]
+        mode = self.mode or self.config.mode
+        lines = [f"designer run: {self.model}, mode {mode}, {self.seconds:.0f} s"]
         for stage in STAGES:
             lines.append(f"  {stage:<11} {counts[stage]:>5}")
         lines.append(f"  {'repaired':<11} {counts['repaired']:>5}  (valid only after a repair)")
@@ -235,6 +268,11 @@ class Designer:
         self._validator = validator
         self._own_validator = validator is None
         self._rng = random.Random(self.config.seed)
+        self.mode = resolve_mode(self.config.mode, model)
+        self._parents: ScaffoldParents | None = None
+        self._drawn: dict[int, Parent] = {}  # attempt index -> the parent it fills
+        if self.mode == "scaffold":  # a named parent without holes is refused here
+            self._parents = ScaffoldParents(registry, memory, self._rng, self.config.parent)
 
     # ----- the run --------------------------------------------------------------------------
     def run(self, progress: Callable[[Attempt], None] | None = None) -> DesignerReport:
@@ -244,7 +282,9 @@ class Designer:
 
         if self._validator is None:
             self._validator = Validator(self.config.budget, pool_size=2)
-        report = DesignerReport(getattr(self.model, "name", str(self.model)), self.config)
+        report = DesignerReport(
+            getattr(self.model, "name", str(self.model)), self.config, mode=self.mode
+        )
         start = time.perf_counter()
         self.memory.sync()
         try:
@@ -281,8 +321,12 @@ class Designer:
     def _prepare(self, index: int) -> Attempt:
         """Choose the skill, document and references, and build the first prompt."""
         skill = self.config.skill or SKILLS[(self.config.seed + index) % len(SKILLS)]
-        attempt = Attempt(index=index, mode=self.config.mode, skill=skill)
+        attempt = Attempt(index=index, mode=self.mode, skill=skill)
         try:
+            if self.mode == "scaffold":
+                attempt.messages = self._scaffold_prompt(attempt)
+                attempt.prompt_sha256 = prompt_sha256(attempt.messages)
+                return attempt
             document = self.corpus.sample(1, seed=self.config.seed * 1_000_003 + index)[0]
             attempt.document_id = self.registry.add_document(document.text, source=document.doc_id)
             messages = None
@@ -322,6 +366,32 @@ class Designer:
             negatives=negatives,
         )
 
+    def _scaffold_prompt(self, attempt: Attempt) -> list[dict[str, str]]:
+        assert self._parents is not None
+        parent = self._parents.choose(attempt.skill)
+        self._drawn[attempt.index] = parent
+        attempt.parent_id, attempt.skill = parent.record.id, parent.record.skill
+        children = []
+        for child in self._parents.children(parent.record.id)[:4]:
+            changed = {
+                k: v for k, v in child.values.items() if v != parent.scaffold.defaults().get(k)
+            }
+            outcome = describe_stats(child.stats) if child.stats else "not played yet"
+            children.append((json.dumps(changed, ensure_ascii=False)[:200], outcome))
+        return self.prompts.scaffold(
+            parent_id=parent.record.id,
+            scaffold=parent.scaffold,
+            skill=parent.record.skill,
+            description=parent.record.description,
+            aim=aim(parent.stats),
+            focus=self._rng.choice(
+                parent.scaffold.numeric_holes()
+                or [h.name for h in parent.scaffold.holes if h.kind == "value"]
+                or [h.name for h in parent.scaffold.holes]
+            ),
+            children=children,
+        )
+
     def _edit_prompt(self, attempt: Attempt, document: str) -> list[dict[str, str]] | None:
         played = self.memory.high_regret(skill=attempt.skill, k=5)
         if played:
@@ -359,6 +429,8 @@ class Designer:
         attempt.reply_token_ids = list(completion.token_ids or [])
         attempt.reply_logprobs = list(completion.logprobs or [])
         attempt.prompt_token_ids = list(completion.prompt_token_ids or [])
+        if attempt.mode == "scaffold":
+            return self._judge_filling(attempt, completion.text)
         extraction = extract_code(completion.text)
         if not extraction.ok:
             if completion.finish_reason == "length" and extraction.reason != "no code":
@@ -368,10 +440,33 @@ class Designer:
                 attempt.failure = "no_code"
             return self._ask_repair(attempt, completion.text, f"- {attempt.reason}")
         attempt.stage, attempt.code = "parsed", extraction.code
+        return self._gate(attempt, completion.text)
+
+    def _judge_filling(self, attempt: Attempt, reply: str) -> bool:
+        """A scaffold reply: parse the filling, fill the parent, then the common road."""
+        parent = self._drawn[attempt.index]
         try:
-            report = self._validator.validate(
-                extraction.code, filename=f"designer-{attempt.index}.py"
-            )
+            attempt.filling, attempt.ignored_keys = parse_filling(reply, parent.scaffold)
+        except FillingError as exc:
+            attempt.reason = _short_reason(f"bad filling: {exc}")
+            attempt.failure = "bad_filling"
+            return self._ask_repair(attempt, reply, f"- {exc}")
+        attempt.values = {**parent.scaffold.defaults(), **attempt.filling}
+        attempt.code, _name = parent.scaffold.fill(attempt.filling)
+        attempt.stage = "parsed"
+        return self._gate(attempt, reply)
+
+    def _novelty(self, attempt: Attempt, code: str, meta: Any) -> tuple[float, str]:
+        """The attempt's novelty score and the nearest stored version's ID."""
+        if attempt.mode == "scaffold":
+            return self._parents.novelty(self._drawn[attempt.index], attempt.values)
+        novelty = self.memory.novelty(code, meta.description, meta.skill)
+        return novelty.score, (novelty.nearest.record.id if novelty.nearest else "?")
+
+    def _gate(self, attempt: Attempt, reply: str) -> bool:
+        """Validate -> novelty -> register ``attempt.code``; True asks for a repair turn."""
+        try:
+            report = self._validator.validate(attempt.code, filename=f"designer-{attempt.index}.py")
         except SpadeError as exc:  # the validator itself could not run: not the code's fault
             attempt.reason = _short_reason(f"validator: {type(exc).__name__}: {exc}")
             attempt.failure = "validator_error"
@@ -382,33 +477,56 @@ class Designer:
                 f"invalid: {failure.name}: {failure.reason}" if failure else "invalid"
             )
             attempt.failure = "invalid"
-            return self._ask_repair(attempt, completion.text, report.feedback())
+            return self._ask_repair(attempt, reply, report.feedback())
         attempt.stage = "valid"
         from ..validation.static import static_metadata
 
         meta = static_metadata(
-            extraction.code,
+            attempt.code,
             origin="designer",
             parents=(attempt.parent_id,) if attempt.parent_id else (),
         )
-        novelty = self.memory.novelty(extraction.code, meta.description, meta.skill)
-        attempt.novelty = novelty.score
-        if novelty.score < self.config.novelty_threshold:
-            near = novelty.nearest.record.id if novelty.nearest else "?"
-            attempt.reason = f"not novel: {novelty.score:.3f} from {near}"
+        attempt.novelty, near = self._novelty(attempt, attempt.code, meta)
+        threshold = (
+            self.config.filling_threshold
+            if attempt.mode == "scaffold"
+            else self.config.novelty_threshold
+        )
+        if attempt.novelty < threshold:
+            what = "filling distance" if attempt.mode == "scaffold" else "distance"
+            attempt.reason = f"not novel: {what} {attempt.novelty:.3f} from {near}"
             attempt.failure = "not_novel"
+            if attempt.mode == "scaffold":  # a filling is cheap to redo: say what to avoid
+                return self._ask_repair(
+                    attempt,
+                    reply,
+                    f"- these values are (nearly) those of {near}; choose values that differ "
+                    f"by more than {self.config.filling_threshold:.0%}",
+                )
             return False
         attempt.stage = "novel"
+        extra: dict[str, Any] = {
+            "designer_run": self.run_id,
+            "mode": attempt.mode,
+            "rounds": attempt.rounds,
+        }
+        if attempt.mode == "scaffold":
+            extra["scaffold"] = {
+                "parent": attempt.parent_id,
+                "filled": attempt.filling,
+                "values": attempt.values,
+                "ignored_keys": attempt.ignored_keys,
+            }
         try:
             record = self.registry.register(
-                extraction.code,
+                attempt.code,
                 meta,
                 status="validated",
                 document_id=attempt.document_id,
                 model=getattr(self.model, "name", ""),
                 run_id=None,
                 prompt_sha256=attempt.prompt_sha256,
-                extra={"designer_run": self.run_id, "mode": attempt.mode, "rounds": attempt.rounds},
+                extra=extra,
                 report=report,
             )
         except SpadeError as exc:
@@ -423,5 +541,15 @@ class Designer:
     def _ask_repair(self, attempt: Attempt, reply: str, feedback: str) -> bool:
         if attempt.rounds > self.config.repair_rounds:
             return False
-        attempt.messages = self.prompts.repair(attempt.messages, reply, feedback)
+        attempt.messages = self.prompts.repair(
+            attempt.messages, reply, feedback, scaffold=attempt.mode == "scaffold"
+        )
         return True
+
+
+def resolve_mode(mode: str, model: Any) -> str:
+    """``mode`` with ``auto`` resolved by the model's size (``parameter_count``)."""
+    if mode != "auto":
+        return mode
+    size = getattr(model, "parameter_count", None)
+    return "scaffold" if size and size < SCAFFOLD_BELOW_PARAMETERS else "new"

@@ -66,6 +66,14 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "\n# ... (cut)"
 
 
+def _first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence of ``text`` (whitespace folded), at most ``limit`` characters."""
+    text = " ".join(text.split())
+    end = text.find(". ")
+    text = text[: end + 1] if 0 <= end < limit else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _document(text: str, limit: int) -> str:
     """A grounding document made safe to paste: it is data, and may try to be more."""
     from ..corpus import sanitize
@@ -142,9 +150,63 @@ class DesignerPrompts:
         )
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
-    def repair(self, messages: list[Message], reply: str, feedback: str) -> list[Message]:
-        """The conversation so far plus the validator's verdict, asking for a fix."""
-        user = load_template("repair", self.version).substitute(feedback=feedback)
+    def scaffold(
+        self,
+        *,
+        parent_id: str,
+        scaffold: Any,
+        skill: str,
+        description: str,
+        aim: str,
+        focus: str,
+        children: list[tuple[str, str]] | None = None,
+    ) -> list[Message]:
+        """Messages asking for a filling of ``scaffold``'s holes (a JSON object).
+
+        The conversation opens with one worked exchange (a fictional task and its JSON
+        answer): SmolLM2-135M answers in the format after one example and rarely without.
+
+        Args:
+            parent_id: The parent's registry ID.
+            scaffold: Its :class:`~spade_envs.generator.scaffold.Scaffold`.
+            skill: The attempt's skill.
+            description: The parent's description.
+            aim: Which way to move the parent (harder, easier, similar).
+            focus: The hole this attempt is asked to change (others may change too).
+            children: ``(filling JSON, outcome)`` of the parent's registered children.
+        """
+        shown = ""
+        if children:
+            lines = "\n".join(f"- {filling}: {outcome}" for filling, outcome in children)
+            shown = f"\nTried before, and how the agent did:\n{lines}\n"
+        user = load_template("scaffold", self.version).substitute(
+            skill=skill,
+            parent_id=parent_id,
+            description=_first_sentence(description),
+            holes=", ".join(hole.name for hole in scaffold.holes),
+            marked=_clip(scaffold.marked_source([focus]), MAX_REFERENCE_CHARS),
+            children=shown,
+            aim=aim,
+            focus=focus,
+            template=scaffold.template([focus]),
+        )
+        example = load_template("scaffold_example", self.version).substitute()
+        asked, answered = (part.strip() for part in example.split("<reply>"))
+        system = load_template("scaffold_system", self.version).substitute()
+        return [
+            {"role": "system", "content": system.strip()},
+            {"role": "user", "content": asked},
+            {"role": "assistant", "content": answered},
+            {"role": "user", "content": user},
+        ]
+
+    def repair(
+        self, messages: list[Message], reply: str, feedback: str, *, scaffold: bool = False
+    ) -> list[Message]:
+        """The conversation so far plus the verdict, asking for a fix (a whole module, or
+        with ``scaffold`` a corrected filling)."""
+        name = "scaffold_repair" if scaffold else "repair"
+        user = load_template(name, self.version).substitute(feedback=feedback)
         return [
             *messages,
             {"role": "assistant", "content": reply},

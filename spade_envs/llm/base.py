@@ -216,9 +216,12 @@ class ChatModel(ABC):
 
     Attributes:
         name: A short name of the model (what an OpenAI-compatible server lists).
+        parameter_count: How many parameters the model has, where the client can know
+            (local weights); None for remote models. The designer's ``auto`` mode uses it.
     """
 
     name: str = "model"
+    parameter_count: int | None = None
 
     @abstractmethod
     def generate(

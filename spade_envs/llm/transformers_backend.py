@@ -279,6 +279,7 @@ class TransformersChatModel(ChatModel):
             root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
             self.model, self.tokenizer = self._load_gguf(path / gguf_file, root)
         self.load_seconds = time.perf_counter() - started
+        self.parameter_count = sum(int(p.numel()) for p in self.model.parameters())
         self._prepare()
 
     # ----------------------------------------------------------------- loading

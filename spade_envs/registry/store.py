@@ -260,6 +260,22 @@ class Registry(Attachments):
                 return [env_record(row) for row in rows]
         raise SpadeError("Could not register: too many concurrent writers; retry.")
 
+    def register_seeds(self) -> int:
+        """Register every packaged seed that has no version here yet (status validated).
+
+        Returns:
+            How many seeds were registered now.
+        """
+        from ..core.metadata import describe
+        from ..seeds import seed_class, seed_names, seed_source
+
+        missing = [name for name in seed_names() if not self.versions(name)]
+        if missing:
+            self.register_many(
+                [(seed_source(n), describe(seed_class(n))) for n in missing], status="validated"
+            )
+        return len(missing)
+
     def set_status(self, id_: str, status: str) -> EnvRecord:
         """Change the status of a version (its source never changes)."""
         if status not in STATUSES:

@@ -11,7 +11,9 @@ class NumberGuess(TextEnv):
         "A number from 1 to N is hidden. Each turn guess it; the reply says whether the "
         "hidden number is higher or lower. Winning in few guesses needs binary search."
     )
+    # hole: guesses allowed (binary search needs log2(upper)) [4, 30]
     max_turns = 8
+    # hole: the hidden number lies in 1..upper [4, 5000]
     knobs = {"upper": 100}
 
     def _reset(self) -> str:
@@ -36,6 +38,7 @@ class NumberGuess(TextEnv):
         self.high = min(self.high, guess - 1)
         return f"Lower than {guess}. Guesses left: {left}.", 0.0, False
 
+    # hole: rule: the privileged hint (never the number itself)
     def hint(self) -> str:
         parity = "even" if self.secret % 2 == 0 else "odd"
         half = "upper" if self.secret > self.upper // 2 else "lower"

@@ -146,13 +146,19 @@ class DesignerSettings:
             corpus shipped with the package.
         max_document_words: Documents are cut after this many words (shorter prompts).
         skill: Target skill; ``""``: one skill per document, drawn with the iteration seed.
-        mode: ``new`` or ``edit`` (a variant of a high-regret environment).
+        mode: ``new``, ``edit`` (a variant of a high-regret environment), ``scaffold``
+            (new values for a parent's declared holes, as JSON: for small models) or
+            ``auto`` (``scaffold`` below
+            :data:`~spade_envs.generator.pipeline.SCAFFOLD_BELOW_PARAMETERS` parameters,
+            else ``new``).
         difficulty: Words for the prompt: ``easy``, ``medium`` or ``hard``.
         references: Similar environments shown in a prompt (at least 1).
         repair_rounds: Extra turns for a rejected attempt. A repaired attempt is trained on
             its last reply, whose prompt differs from its group's: keep 0 for clean groups.
         budget: Validation budget: ``fast``, ``default`` or ``thorough``.
         novelty_threshold: Minimum distance to stored environments.
+        filling_threshold: ``scaffold``: minimum filling distance to the parent's values
+            and its registered children's.
         max_tokens: Longest reply.
         temperature: Sampling temperature; the designer's samples are trained under it
             (> 0 in ``selfplay`` mode: greedy replies cannot be trained on).
@@ -167,12 +173,13 @@ class DesignerSettings:
     corpus: str = ""
     max_document_words: int = 600
     skill: str = ""
-    mode: str = "new"
+    mode: str = "auto"
     difficulty: str = "medium"
     references: int = 1
     repair_rounds: int = 0
     budget: str = "fast"
     novelty_threshold: float = 0.05
+    filling_threshold: float = 0.05
     max_tokens: int = 1536
     temperature: float = 1.0
     delay: int = 0
@@ -193,11 +200,12 @@ class DesignerSettings:
             repair_rounds=self.repair_rounds,
             delay=self.delay,
             novelty_threshold=self.novelty_threshold,
+            filling_threshold=self.filling_threshold,
             temperature=self.temperature,
         )
         if self.skill:
             _choice("designer", "skill", self.skill, SKILLS)
-        _choice("designer", "mode", self.mode, ("new", "edit"))
+        _choice("designer", "mode", self.mode, ("new", "edit", "scaffold", "auto"))
         _choice("designer", "difficulty", self.difficulty, ("easy", "medium", "hard"))
         _choice("designer", "budget", self.budget, ("fast", "default", "thorough"))
 

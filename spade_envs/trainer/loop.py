@@ -241,8 +241,11 @@ class SelfPlayTrainer:
     def _design(self, k: int) -> tuple[list[Any], dict[str, Any]]:
         from ..core.metadata import SKILLS
         from ..generator import Designer, DesignerConfig
+        from ..generator.pipeline import resolve_mode
 
         cfg = self.config.designer
+        # ``auto`` by the size of the model being trained (a vLLM generator does not say).
+        mode = resolve_mode(cfg.mode, getattr(self, "trainer_model", None) or self.generator)
         started = time.perf_counter()
         seconds_before = self.generator.seconds
         documents = self.corpus.sample(cfg.documents, seed=_derive(self.config.seed, k, "docs"))
@@ -257,9 +260,10 @@ class SelfPlayTrainer:
             config = DesignerConfig(
                 n=n,
                 skill=skill,
-                mode=cfg.mode,
+                mode=mode,
                 repair_rounds=cfg.repair_rounds,
                 novelty_threshold=cfg.novelty_threshold,
+                filling_threshold=cfg.filling_threshold,
                 budget=cfg.budget,
                 difficulty=cfg.difficulty,
                 references=cfg.references,

@@ -89,6 +89,7 @@ REJECT_FIELDS = (
     "reject_model_error",
     "reject_no_code",
     "reject_truncated",
+    "reject_bad_filling",
     "reject_invalid",
     "reject_not_novel",
     "reject_other",
@@ -102,6 +103,7 @@ _REJECT_OF = {
     "model_error": "reject_model_error",
     "no_code": "reject_no_code",
     "truncated": "reject_truncated",
+    "bad_filling": "reject_bad_filling",
     "invalid": "reject_invalid",
     "not_novel": "reject_not_novel",
 }

@@ -39,6 +39,7 @@ class TimedModel(ChatModel):
     def __init__(self, inner: ChatModel) -> None:
         self.inner = inner
         self.name = getattr(inner, "name", type(inner).__name__)
+        self.parameter_count = getattr(inner, "parameter_count", None)
         self.seconds = 0.0
         self.tokens = 0
 

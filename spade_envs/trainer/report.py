@@ -16,6 +16,7 @@ matplotlib (with its non-interactive Agg backend) is imported only here.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -240,3 +241,69 @@ def summary_table(records: Sequence[dict[str, Any]]) -> str:
     if not records:
         lines.append("(no iterations recorded)")
     return "\n".join(lines)
+
+
+def synthesized(registry: Any, run_id: str) -> list[Any]:
+    """The environments this run's designer registered (every iteration), oldest first."""
+    prefix = f"{run_id}-iter"
+    found = [
+        record
+        for record in registry.iter_records()
+        if record.origin == "designer"
+        and str((record.extra or {}).get("designer_run", "")).startswith(prefix)
+    ]
+    return sorted(found, key=lambda r: r.key)
+
+
+def closing_summary(records: Sequence[dict[str, Any]], envs: Sequence[Any], run_dir: Path) -> str:
+    """What a finished run produced, for people: synthesized IDs, yield, failures, plots.
+
+    Args:
+        records: The run's metrics (``read_metrics``).
+        envs: Its synthesized environments (:func:`synthesized`).
+        run_dir: The run directory.
+    """
+    from .metrics import FAILURE_FIELDS, REJECT_FIELDS
+
+    requested = sum(int(r.get("designer_requested") or 0) for r in records)
+    registered = sum(int(r.get("designer_registered") or 0) for r in records)
+    lines = [
+        f"designer: {registered} of {requested} attempts registered"
+        + (f" (yield {registered / requested:.0%})" if requested else "")
+    ]
+    rejected = {f: sum(int(r.get(f) or 0) for r in records) for f in REJECT_FIELDS}
+    if any(rejected.values()):
+        lines.append(
+            "  rejected: "
+            + ", ".join(f"{n} {f.removeprefix('reject_')}" for f, n in rejected.items() if n)
+        )
+    failed = {f: sum(int(r.get(f) or 0) for r in records) for f in FAILURE_FIELDS}
+    plays = sum(int(r.get("plays") or 0) for r in records)
+    lines.append(
+        f"plays: {plays}, failed {sum(failed.values())}"
+        + (
+            " ("
+            + ", ".join(f"{n} {f.removeprefix('failed_')}" for f, n in failed.items() if n)
+            + ")"
+            if any(failed.values())
+            else ""
+        )
+    )
+    if envs:
+        lines.append("synthesized environments (gym.make with this run's registry):")
+        for record in envs:
+            parent = f" from {record.parents[0]}" if record.parents else ""
+            filled = (record.extra or {}).get("scaffold", {}).get("filled")
+            what = f", filled {json.dumps(filled, ensure_ascii=False)[:80]}" if filled else ""
+            lines.append(f"  {record.id}{parent}{what}")
+    else:
+        lines.append("synthesized environments: none (every designer attempt was rejected)")
+    lines.append(f"plots: {run_dir / 'plots'} (spade-envs report {run_dir})")
+    return "\n".join(lines)
+
+
+def write_synthesized(envs: Sequence[Any], run_dir: Path) -> Path:
+    """``RUN_DIR/synthesized.json``: the synthesized IDs (``make demo`` opens the first)."""
+    path = Path(run_dir) / "synthesized.json"
+    path.write_text(json.dumps([record.id for record in envs], indent=1) + "\n", encoding="utf-8")
+    return path

@@ -26,18 +26,6 @@ def registry_url(config: Any, run_dir: Path) -> str:
     )
 
 
-def _register_seeds(registry: Any) -> int:
-    from ..core.metadata import describe
-    from ..seeds import seed_class, seed_names, seed_source
-
-    missing = [name for name in seed_names() if not registry.versions(name)]
-    if missing:
-        registry.register_many(
-            [(seed_source(n), describe(seed_class(n))) for n in missing], status="validated"
-        )
-    return len(missing)
-
-
 def _run_id(trainer: Any) -> str:
     """The run's id, kept in ``<checkpoints>/run.json`` from the start, so a run killed
     before its first checkpoint is still recognised in the registry when it restarts."""
@@ -130,7 +118,7 @@ def prepare(trainer: Any) -> None:
     url = registry_url(cfg, trainer.run_dir)
     if trainer.dist.is_main:
         trainer.registry = Registry(url)
-        _register_seeds(trainer.registry)
+        trainer.registry.register_seeds()
     distributed.barrier()
     if not trainer.dist.is_main:
         trainer.registry = Registry(url)

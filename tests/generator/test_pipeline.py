@@ -22,8 +22,9 @@ class RecordedModel(ChatModel):
 
     name = "recorded-model"
 
-    def __init__(self, scripts):
+    def __init__(self, scripts, prompt_messages=2):
         self.scripts = scripts
+        self.prompt_messages = prompt_messages  # messages before the first reply
         self.conversations = []
         self.attempt_of = {}  # a repair turn shares the first user message object
 
@@ -31,8 +32,9 @@ class RecordedModel(ChatModel):
         out = []
         for messages in conversations:
             self.conversations.append(messages)
-            attempt = self.attempt_of.setdefault(id(messages[1]), len(self.attempt_of))
-            turn = sum(1 for m in messages if m["role"] == "assistant")
+            last = messages[self.prompt_messages - 1]
+            attempt = self.attempt_of.setdefault(id(last), len(self.attempt_of))
+            turn = sum(1 for m in messages[self.prompt_messages :] if m["role"] == "assistant")
             script = self.scripts[attempt]
             reply = script[min(turn, len(script) - 1)]
             out.append(reply if isinstance(reply, Completion) else Completion(reply))
@@ -142,6 +144,7 @@ def test_hopeless_replies_are_counted_by_reason_and_never_stop_the_batch(setup):
         "model_error": 1,
         "no_code": 3,
         "truncated": 0,
+        "bad_filling": 0,
         "invalid": 0,
         "validator_error": 0,
         "not_novel": 0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 
 import pytest
@@ -94,3 +95,45 @@ def test_summary_table_has_a_row_per_iteration_and_dashes_for_missing_values(tmp
     assert lines[3].split()[0] == "2" and "-" in lines[3].split()  # no evaluation there
     assert lines[4].split()[-3] == "30"  # tokens_agent of iteration 3
     assert "(no iterations recorded)" in summary_table([])
+
+
+def test_closing_summary_names_the_synthesized_ids_yield_failures_and_plots(tmp_path):
+    from spade_envs.registry import Registry
+    from spade_envs.seeds import seed_source
+    from spade_envs.trainer.report import closing_summary, synthesized, write_synthesized
+    from spade_envs.validation.static import static_metadata
+
+    registry = Registry(f"sqlite:///{tmp_path}/r.db")
+    source = seed_source("NumberGuess").replace("NumberGuess", "NumberGuessXabc123")
+    meta = static_metadata(source, origin="designer", parents=("spade/NumberGuess-v1",))
+    extra = {"designer_run": "run7-iter2", "scaffold": {"filled": {"max_turns": 6}}}
+    registry.register(source, meta, status="validated", extra=extra)
+    other = source.replace("NumberGuessXabc123", "NumberGuessXdef456")
+    registry.register(
+        other,
+        static_metadata(other, origin="designer"),
+        status="validated",
+        extra={"designer_run": "run8-iter1"},  # another run's
+    )
+    envs = synthesized(registry, "run7")
+    assert [r.id for r in envs] == ["spade/NumberGuessXabc123-v1"]
+    records = [
+        {"designer_requested": 6, "designer_registered": 0, "reject_bad_filling": 6, "plays": 8},
+        {
+            "designer_requested": 6,
+            "designer_registered": 1,
+            "reject_not_novel": 5,
+            "plays": 12,
+            "failed_timeout": 2,
+        },
+    ]
+    text = closing_summary(records, envs, tmp_path)
+    assert "designer: 1 of 12 attempts registered (yield 8%)" in text
+    assert "rejected: 6 bad_filling, 5 not_novel" in text
+    assert "plays: 20, failed 2 (2 timeout)" in text
+    assert 'spade/NumberGuessXabc123-v1 from spade/NumberGuess-v1, filled {"max_turns": 6}' in text
+    assert f"plots: {tmp_path / 'plots'}" in text
+    path = write_synthesized(envs, tmp_path)
+    assert json.loads(path.read_text()) == ["spade/NumberGuessXabc123-v1"]
+    assert "synthesized environments: none" in closing_summary([], [], tmp_path)
+    registry.close()

@@ -1,0 +1,136 @@
+"""The designer's scaffold mode with recorded replies: fillings registered, refused, repaired."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spade_envs import describe, seed_class
+from spade_envs.generator import Designer, DesignerConfig
+from spade_envs.generator.pipeline import resolve_mode
+from spade_envs.generator.scaffold import NoHolesError
+from spade_envs.memory import HashingEmbedder, Memory, MemoryConfig
+from spade_envs.registry import Registry
+from spade_envs.seeds import seed_source
+from spade_envs.validation.static import static_metadata
+
+from .test_pipeline import VALID, RecordedModel
+
+PARENT = "spade/NumberGuess-v1"
+
+
+@pytest.fixture
+def setup(tmp_path, registry_url):
+    from spade_envs.corpus import open_corpus
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"text": "A document about guessing numbers. " * 6}) + "\n")
+    registry = Registry(registry_url)
+    registry.register_many(
+        [(seed_source("NumberGuess"), describe(seed_class("NumberGuess")))], status="validated"
+    )
+    plain = "\n".join(line for line in VALID.splitlines() if "# hole" not in line) + "\n"
+    registry.register(plain, static_metadata(plain, origin="imported"), status="validated")
+    memory = Memory(registry, MemoryConfig(index="exact"), embedder=HashingEmbedder())
+    yield registry, memory, open_corpus(docs, min_words=3)
+    registry.close()
+
+
+def run(setup, scripts, **config):
+    registry, memory, corpus = setup
+    model = RecordedModel(scripts, prompt_messages=4)  # system, worked example, task
+    settings = dict(
+        n=len(scripts), batch_size=2, mode="scaffold", parent=PARENT, budget="fast", seed=3
+    )
+    designer = Designer(model, registry, memory, corpus, DesignerConfig(**{**settings, **config}))
+    return designer.run(), model
+
+
+def test_a_filling_is_registered_as_a_child_with_its_lineage(setup):
+    registry = setup[0]
+    report, model = run(setup, [['```json\n{"knobs": {"upper": 40}, "max_turns": 6}\n```']])
+    [attempt] = report.attempts
+    assert attempt.stage == "registered", attempt.reason
+    record = registry.get(attempt.env_id)
+    assert record.name.startswith("NumberGuessX") and record.parents == (PARENT,)
+    assert record.extra["mode"] == "scaffold"
+    assert record.extra["scaffold"]["parent"] == PARENT
+    assert record.extra["scaffold"]["filled"] == {"knobs": {"upper": 40}, "max_turns": 6}
+    assert record.extra["scaffold"]["values"]["max_turns"] == 6
+    assert "max_turns = 6" in record.source and "'upper': 40" in record.source
+    system, *_, user = model.conversations[0]
+    assert "JSON" in system["content"] and "# hole:" in user["content"]
+    assert model.conversations[0][2]["role"] == "assistant"  # the worked example
+    shown = user["content"]  # the focus hole's current value, as JSON
+    assert '{"knobs": {"upper": 100}}' in shown or '{"max_turns": 8}' in shown
+
+
+def test_bad_fillings_are_counted_and_repaired_with_the_reason(setup):
+    scripts = [
+        ["I think 50 is good.", '{"max_turns": 7, "knobs": {"upper": 64}}'],
+        ['{"max_turns": "seven"}', '{"max_turn": 3}'],
+    ]
+    report, model = run(setup, scripts, repair_rounds=1)
+    first, second = report.attempts
+    assert first.stage == "registered" and first.repaired
+    assert second.failure == "bad_filling" and "names no hole (it has 'max_turn')" in second.reason
+    repairs = [c[-1]["content"] for c in model.conversations if len(c) > 2]
+    assert any("no JSON object" in text for text in repairs)
+    assert any("takes a number" in text for text in repairs)
+    assert report.failures["bad_filling"] == 1
+
+
+def test_identical_and_near_identical_fillings_are_not_new(setup):
+    scripts = [
+        ['{"knobs": {"upper": 100}}'],  # the parent's own value
+        ['{"knobs": {"upper": 200}}'],
+        ['{"knobs": {"upper": 204}}'],  # within 2% of the sibling just registered
+    ]
+    report, _ = run(setup, scripts, repair_rounds=0)
+    stages = [(a.stage, a.failure) for a in report.attempts]
+    assert stages == [("valid", "not_novel"), ("registered", ""), ("valid", "not_novel")]
+    assert f"filling distance 0.000 from {PARENT}" in report.attempts[0].reason
+    assert report.attempts[1].env_id in report.attempts[2].reason
+
+
+def test_a_filling_the_gate_rejects_carries_the_gates_reason(setup):
+    # Four guesses cannot find a number in 1..5000 by binary search: solution() loses.
+    report, _ = run(setup, [['{"knobs": {"upper": 5000}, "max_turns": 4}']], repair_rounds=0)
+    [attempt] = report.attempts
+    assert attempt.stage == "parsed" and attempt.failure == "invalid"
+    assert attempt.reason.startswith("invalid: ")
+
+
+def test_a_parent_without_holes_is_refused_by_name(setup):
+    registry, memory, corpus = setup
+    config = DesignerConfig(n=1, mode="scaffold", parent="spade/OrbitGuess-v1")
+    with pytest.raises(NoHolesError, match="spade/OrbitGuess-v1 declares no holes"):
+        Designer(RecordedModel([]), registry, memory, corpus, config)
+
+
+def test_auto_mode_picks_scaffold_for_small_models_and_new_for_unknown_sizes():
+    class Small:
+        parameter_count = 135_000_000
+
+    class Big:
+        parameter_count = 7_000_000_000
+
+    assert resolve_mode("auto", Small()) == "scaffold"
+    assert resolve_mode("auto", Big()) == "new"
+    assert resolve_mode("auto", object()) == "new"
+    assert resolve_mode("edit", Small()) == "edit"
+
+
+def test_rewording_only_the_description_is_not_new(setup):
+    registry = setup[0]
+    registry.register_seeds()
+    report, _ = run(
+        setup,
+        [['{"description": "Guess the hidden code; feedback counts exact and partial hits."}']],
+        parent="spade/Mastermind-v1",
+        repair_rounds=0,
+    )
+    [attempt] = report.attempts
+    assert attempt.failure == "not_novel", attempt.reason
+    assert "filling distance 0.000 from spade/Mastermind-v1" in attempt.reason
