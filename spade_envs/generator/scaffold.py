@@ -464,7 +464,8 @@ def _conform(default: Any, value: Any, where: str, bounds: tuple[float, float] |
     """``value`` in ``default``'s type (ints stay ints; a float hole takes an int)."""
 
     def wrong(expected: str) -> FillingError:
-        return FillingError(f"hole {where!r} takes {expected}, got {json.dumps(value)[:60]}")
+        shown = json.dumps(value, ensure_ascii=False, default=repr)[:60]
+        return FillingError(f"hole {where!r} takes {expected}, got {shown}")
 
     if isinstance(default, bool):
         if not isinstance(value, bool):

@@ -51,6 +51,16 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _standard_error(values: Sequence[float]) -> float | None:
+    """The standard error of the mean of ``values`` (sample standard deviation / sqrt n);
+    None for fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    return (sum((v - mean) ** 2 for v in values) / (n - 1) / n) ** 0.5
+
+
 def _number(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
@@ -155,9 +165,12 @@ def merge_eval(parts: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any
     """Every rank's :func:`eval_summary` merged into the evaluation's metrics."""
     results = [r for part in parts for r in part["results"]]
     failures = FailureCounts.total([part["failures"] for part in parts])
+    returns = [r for r, _ in results]
     return {
-        "eval_return": _mean([r for r, _ in results]),
+        "eval_return": _mean(returns),
+        "eval_return_se": _standard_error(returns),
         "eval_win_rate": _mean([w for _, w in results]),
+        "eval_plays": len(results),
         "eval_failed": failures.failed,
         "eval_failures": failures,
         "seconds_eval": seconds,
@@ -212,7 +225,9 @@ def metrics_record(
         agent_return_with_hint=_mean(play["with"]),
         agent_return_without_hint=_mean(play["without"]),
         eval_return=evaluation.get("eval_return"),
+        eval_return_se=evaluation.get("eval_return_se"),
         eval_win_rate=evaluation.get("eval_win_rate"),
+        eval_plays=evaluation.get("eval_plays", 0),
         eval_failed=evaluation.get("eval_failed", 0) + evaluation.get("eval_failed_suites", 0),
     )
     # eval.suites: one win rate per evaluation set and category.

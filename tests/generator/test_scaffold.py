@@ -184,3 +184,39 @@ def test_any_well_typed_filling_writes_a_module_that_parses(turns, top, text):
     assert reread.defaults()["max_turns"] == turns
     assert reread.defaults()["knobs"]["top"] == top
     assert reread.defaults()["description"] == text
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+        | st.sets(st.integers(), min_size=1, max_size=3)
+        | st.tuples(inner)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    reply=st.one_of(
+        st.text(max_size=80),
+        st.builds(
+            lambda d: repr(d),
+            st.dictionaries(
+                st.sampled_from(["max_turns", "knobs", "description", "hint", "x"]),
+                _VALUES,
+                max_size=4,
+            ),
+        ),
+    )
+)
+def test_any_reply_is_a_filling_or_a_filling_error(reply):
+    # Model replies are arbitrary: parsing either succeeds or says why, never crashes.
+    scaffold = Scaffold(PARENT, "toy")
+    try:
+        filling, _ = parse_filling(reply, scaffold)
+    except FillingError:
+        return
+    scaffold.fill(filling)  # and what parses can be written

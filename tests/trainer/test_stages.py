@@ -101,3 +101,18 @@ def test_design_rejections_are_counted_by_failure_kind_not_by_message():
         "registered": 1,
         "reasons": {"reject_model_error": 1, "reject_no_code": 1, "reject_other": 1},
     }
+
+
+def test_evaluation_reports_the_standard_error_of_its_mean_return():
+    from spade_envs.agent.failures import FailureCounts
+    from spade_envs.trainer.stages import merge_eval
+
+    part = {
+        "results": [(1.0, 1.0), (0.0, 0.0), (1.0, 1.0), (0.0, 0.0)],
+        "failures": FailureCounts(),
+    }
+    evaluation = merge_eval([part], seconds=1.0)
+    assert evaluation["eval_plays"] == 4 and evaluation["eval_return"] == 0.5
+    assert evaluation["eval_return_se"] == pytest.approx((1 / 3 / 4) ** 0.5)
+    one = merge_eval([{"results": [(1.0, 1.0)], "failures": FailureCounts()}], seconds=1.0)
+    assert one["eval_return_se"] is None  # one play: no spread to estimate
