@@ -422,7 +422,7 @@ def parse_filling(reply: str, scaffold: Scaffold) -> tuple[dict[str, Any], list[
     except json.JSONDecodeError as exc:
         try:
             data = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except Exception:  # any literal_eval failure ("{{}}" raises TypeError)
             raise FillingError(f"not valid JSON: {exc.msg} at character {exc.pos}") from None
     if not isinstance(data, dict):
         raise FillingError("the filling must be a JSON object keyed by hole name")
