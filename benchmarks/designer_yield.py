@@ -79,9 +79,10 @@ def main() -> None:
                     seed=args.seed,
                 )
                 designer = Designer(model, registry, memory, corpus, config, validator=validator)
+                tag = f"[{mode} r{repair}]"
                 report = designer.run(
-                    progress=lambda a: print(
-                        f"  [{mode} r{repair}] attempt {a.index}: {a.stage}"
+                    progress=lambda a, tag=tag: print(
+                        f"  {tag} attempt {a.index}: {a.stage}"
                         + (f" ({a.failure})" if a.failure else f" {a.env_id}"),
                         flush=True,
                     )

@@ -24,7 +24,7 @@ def _echo_err(line: str) -> None:
     "--preset",
     default="cpu-tiny",
     show_default=True,
-    help="A preset name (cpu-tiny, cpu-test, gpu-8x, multinode) or a .toml file.",
+    help="A preset name (cpu-tiny, cpu-small, cpu-test, gpu-8x, multinode) or a .toml file.",
 )
 @click.option(
     "--run-dir",

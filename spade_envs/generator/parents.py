@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .scaffold import NoHolesError, Scaffold, filling_distance
+from .scaffold import NoHolesError, Scaffold, base_name, filling_distance
 
 __all__ = ["Child", "Parent", "ScaffoldParents", "aim"]
 
@@ -49,6 +49,8 @@ class ScaffoldParents:
         memory: A :class:`spade_envs.memory.Memory` over it (for the learnable band).
         rng: The designer's random generator (parent choice is seeded).
         parent: A registry ID: fill only this parent. It must declare holes.
+        held_out: Environment names never drawn as parents, with their scaffolded
+            children (``NameX1a2b3c``): a trainer's evaluation environments.
 
     Raises:
         NoHolesError: ``parent`` declares no holes (raised at construction: a clear
@@ -56,10 +58,19 @@ class ScaffoldParents:
         SpadeError: ``parent`` is not in the registry.
     """
 
-    def __init__(self, registry: Any, memory: Any, rng: random.Random, parent: str | None = None):
+    def __init__(
+        self,
+        registry: Any,
+        memory: Any,
+        rng: random.Random,
+        parent: str | None = None,
+        *,
+        held_out: tuple[str, ...] = (),
+    ):
         self.registry = registry
         self.memory = memory
         self.rng = rng
+        self.held_out = frozenset(held_out)
         self._scaffolds: dict[str, Scaffold | None] = {}
         self.fixed: Any = None
         if parent is not None:
@@ -68,10 +79,10 @@ class ScaffoldParents:
             self._scaffolds[record.id] = Scaffold(record.source, record.id)
 
     def scaffold_of(self, record: Any) -> Scaffold | None:
-        """``record``'s scaffold, or None when it declares no holes (cached)."""
+        """``record``'s scaffold, or None when it declares no holes or is held out (cached)."""
         if record.id not in self._scaffolds:
             scaffold = None
-            if "# hole" in record.source:
+            if "# hole" in record.source and base_name(record.name) not in self.held_out:
                 try:
                     scaffold = Scaffold(record.source, record.id)
                 except NoHolesError:

@@ -92,6 +92,8 @@ class DesignerConfig:
             (None draws a parent with holes per attempt, preferring the learnable band).
         repair_rounds: Extra turns a rejected attempt gets, with the validator's feedback.
         novelty_threshold: Minimum distance (1 - cosine) to the nearest stored environment.
+        held_out: ``scaffold`` only: environment names that are never parents (a
+            trainer's evaluation seeds), nor are their scaffolded children.
         filling_threshold: ``scaffold`` only: minimum
             :func:`~spade_envs.generator.scaffold.filling_distance` of a filling to its
             parent's values and to every registered sibling's.
@@ -112,6 +114,7 @@ class DesignerConfig:
     repair_rounds: int = 1
     novelty_threshold: float = 0.05
     filling_threshold: float = 0.05
+    held_out: tuple[str, ...] = ()
     budget: str = "fast"
     difficulty: str = "medium"
     references: int = 1
@@ -272,7 +275,9 @@ class Designer:
         self._parents: ScaffoldParents | None = None
         self._drawn: dict[int, Parent] = {}  # attempt index -> the parent it fills
         if self.mode == "scaffold":  # a named parent without holes is refused here
-            self._parents = ScaffoldParents(registry, memory, self._rng, self.config.parent)
+            self._parents = ScaffoldParents(
+                registry, memory, self._rng, self.config.parent, held_out=self.config.held_out
+            )
 
     # ----- the run --------------------------------------------------------------------------
     def run(self, progress: Callable[[Attempt], None] | None = None) -> DesignerReport:
@@ -292,7 +297,8 @@ class Designer:
                 count = min(self.config.batch_size, self.config.n - first)
                 batch = [self._prepare(first + i) for i in range(count)]
                 report.attempts.extend(batch)
-                pending = [a for a in batch if a.stage == "requested"]
+                # An attempt whose prompt could not be built (prompt_error) is never sent.
+                pending = [a for a in batch if a.stage == "requested" and not a.failure]
                 for _round in range(1 + self.config.repair_rounds):
                     if not pending:
                         break

@@ -50,6 +50,7 @@ __all__ = [
     "Hole",
     "NoHolesError",
     "Scaffold",
+    "base_name",
     "filling_distance",
     "parse_filling",
 ]
@@ -322,7 +323,7 @@ class Scaffold:
     @property
     def base_name(self) -> str:
         """The class name without a scaffold suffix (children of children keep it short)."""
-        return _CHILD_SUFFIX.sub("", self.class_name) or self.class_name
+        return base_name(self.class_name)
 
     # ----- writing ---------------------------------------------------------------------------
     def fill(self, filling: dict[str, Any]) -> tuple[str, str]:
@@ -354,6 +355,11 @@ class Scaffold:
         digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:6]
         name = f"{self.base_name[:56]}X{digest}"
         return _rename(source, self.class_name, name), name
+
+
+def base_name(name: str) -> str:
+    """``NumberGuessXa1b2c3`` -> ``NumberGuess``: a name without its scaffold suffix."""
+    return _CHILD_SUFFIX.sub("", name) or name
 
 
 def _render(value: Any) -> str:

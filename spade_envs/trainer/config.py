@@ -381,6 +381,8 @@ class EvalSettings:
         seed: Sampling seed of the evaluation.
         max_turns: Cap on turns per play (0: the environment's own limit; suite sets: 2).
         max_tokens: Longest reply per turn.
+        before_training: Also evaluate the untrained model once, before iteration 1,
+            recorded as iteration 0 (the "no training" baseline of a curve).
         suites: Suite evaluation sets also played at every evaluation, as
             ``spade-envs evaluate`` plays them (``rg-hard``, ``rlve:3``, ...), with
             ``plays`` episodes per task; win rates per category go to the metrics
@@ -395,6 +397,7 @@ class EvalSettings:
     seed: int = 0
     max_turns: int = 0
     max_tokens: int = 512
+    before_training: bool = False
     suites: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

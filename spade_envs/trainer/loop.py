@@ -168,6 +168,8 @@ class SelfPlayTrainer:
         """
         self.setup()
         try:
+            if self.start_iteration == 0 and self.config.eval.before_training:
+                self._baseline()
             for k in range(self.start_iteration + 1, self.config.iterations + 1):
                 self.records.append(self.iteration(k))
         finally:
@@ -264,6 +266,7 @@ class SelfPlayTrainer:
                 repair_rounds=cfg.repair_rounds,
                 novelty_threshold=cfg.novelty_threshold,
                 filling_threshold=cfg.filling_threshold,
+                held_out=tuple(self.config.eval.envs),
                 budget=cfg.budget,
                 difficulty=cfg.difficulty,
                 references=cfg.references,
@@ -452,6 +455,23 @@ class SelfPlayTrainer:
             out.update(self._evaluate_suites(k))
             out["seconds_eval"] = time.perf_counter() - started
         return out
+
+    def _baseline(self) -> None:
+        """``eval.before_training``: the untrained model's evaluation, as iteration 0 (once:
+        a run restarted before its first checkpoint keeps the record it has)."""
+        from .metrics import read_metrics
+
+        path = self.run_dir / "metrics.jsonl"
+        if path.is_file() and any(r.get("iteration") == 0 for r in read_metrics(self.run_dir)):
+            return
+        evaluation = self._evaluate(0)
+        record = {"iteration": 0}
+        for key in ("eval_return", "eval_return_se", "eval_win_rate", "eval_plays", "eval_failed"):
+            record[key] = evaluation.get(key)
+        record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
+        record["seconds_eval"] = evaluation.get("seconds_eval", 0.0)
+        if self.dist.is_main:
+            self.metrics.write(record)
 
     def _evaluate_suites(self, k: int) -> dict[str, Any]:
         """``eval.suites``, played as ``spade-envs evaluate`` plays them."""

@@ -41,6 +41,7 @@ METRIC_FIELDS = (
     "designer_registered",
     "designer_yield",
     "designer_reward",
+    "designer_reward_se",
     "designer_trained",
     "envs_played",
     "plays",

@@ -211,6 +211,7 @@ def metrics_record(
         "designer_registered": design.get("registered", 0),
         "designer_yield": design.get("registered", 0) / requested if requested else 0.0,
         "designer_reward": _mean(rewards),
+        "designer_reward_se": _standard_error(rewards),
         "designer_trained": len(due),
         "envs_played": play["envs"],
         "plays": play["plays"],

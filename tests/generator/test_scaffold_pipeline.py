@@ -134,3 +134,16 @@ def test_rewording_only_the_description_is_not_new(setup):
     [attempt] = report.attempts
     assert attempt.failure == "not_novel", attempt.reason
     assert "filling distance 0.000 from spade/Mastermind-v1" in attempt.reason
+
+
+def test_held_out_environments_and_their_children_are_never_parents(setup):
+    registry, memory, corpus = setup
+    child, _ = run(setup, [['{"knobs": {"upper": 60}}']], repair_rounds=0)  # NumberGuessX...
+    assert child.attempts[0].stage == "registered"
+    config = DesignerConfig(n=1, mode="scaffold", held_out=("NumberGuess",), budget="fast")
+    report = Designer(
+        RecordedModel([["{}"]], prompt_messages=4), registry, memory, corpus, config
+    ).run()
+    [attempt] = report.attempts
+    # OrbitGuess declares no holes; NumberGuess and its child are held out: nothing to fill.
+    assert attempt.failure == "prompt_error" and "declares holes" in attempt.reason

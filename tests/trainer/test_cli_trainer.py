@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -41,7 +42,11 @@ def test_train_then_report(tmp_path, clean_env):
 
     model = save_tiny_llama(tmp_path / "model")
     run = tmp_path / "run"
-    settings = [item for s in (f"model.spec={model}", *RESUME_SETTINGS) for item in ("--set", s)]
+    settings = [
+        item
+        for s in (f"model.spec={model}", *RESUME_SETTINGS, "eval.before_training=true")
+        for item in ("--set", s)
+    ]
     runner = CliRunner()
     with torch_threads(torch.get_num_threads()):  # the preset sets 1 thread: put it back
         result = runner.invoke(
@@ -60,7 +65,14 @@ def test_train_then_report(tmp_path, clean_env):
     assert result.exit_code == 0, result.output
     assert "[iter 1/1] design:" in result.output and "[iter 1/1] update:" in result.output
     assert "iter yield regret" in result.output and f"spade-envs report {run}" in result.output
-    assert [r["iteration"] for r in read_metrics(run)] == [1]
+    # The untrained model's evaluation comes first, as iteration 0.
+    records = read_metrics(run)
+    assert [r["iteration"] for r in records] == [0, 1]
+    assert records[0]["eval_plays"] > 0 and "loss" not in records[0]
+    # The closing summary: yield, plays, synthesized IDs (also in synthesized.json).
+    assert "attempts registered" in result.output and "plays: " in result.output
+    assert "synthesized environments" in result.output
+    assert isinstance(json.loads((run / "synthesized.json").read_text()), list)
     assert (run / "config.toml").is_file() and (run / "checkpoints" / "iter-0001").is_dir()
 
     # Run again: already finished, it only prints the summary.
@@ -69,6 +81,7 @@ def test_train_then_report(tmp_path, clean_env):
         ["train", "--preset", "cpu-test", "--run-dir", str(run), "--iterations", "1", *settings],
     )
     assert again.exit_code == 0, again.output
+    assert [r["iteration"] for r in read_metrics(run)] == [0, 1]  # no second baseline
     assert "[iter" not in again.output and "iter yield regret" in again.output
 
     report = runner.invoke(main, ["report", str(run)])
