@@ -147,6 +147,45 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
     fig.savefig(images / "heldout_return.png", dpi=110)
     plt.close(fig)
 
+    # 1b. replies in the answer format (held-out evaluation and training plays)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, records in runs.items():
+        points = [
+            r for r in records if r.get("eval_well_formed") is not None and r["iteration"] > 0
+        ]
+        if points:
+            ax.errorbar(
+                [r["iteration"] for r in points],
+                [r["eval_well_formed"] for r in points],
+                yerr=[
+                    _binomial_se(r["eval_well_formed"], r.get("eval_turns") or 0) for r in points
+                ],
+                marker="o",
+                capsize=3,
+                label=f"{name} (held-out)",
+            )
+        train = [r for r in records if r.get("agent_well_formed") is not None]
+        if train:
+            ax.plot(
+                [r["iteration"] for r in train],
+                [r["agent_well_formed"] for r in train],
+                linestyle=":",
+                label=f"{name} (training plays)",
+            )
+    if base and base[0].get("eval_well_formed") is not None:
+        p, n = base[0]["eval_well_formed"], base[0].get("eval_turns") or 0
+        ax.axhspan(p - _binomial_se(p, n), p + _binomial_se(p, n), color="grey", alpha=0.25)
+        ax.axhline(p, color="grey", linestyle="--", label="no training (held-out)")
+    ax.set(
+        xlabel="iteration",
+        ylabel="share of replies well-formed",
+        title="Replies in the answer format",
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(images / "well_formed.png", dpi=110)
+    plt.close(fig)
+
     # 2. designer yield and reward
     design = [r for r in runs["selfplay"] if r.get("iteration", 0) > 0]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
@@ -227,6 +266,29 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
                 if match
                 else ""
             )
+        label = "0 (no training)" if k == 0 else str(k)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Replies in the answer format (`\\boxed{}`, `<answer>`, a valid tool call), the",
+        "signal a 135M model moves long before it wins:",
+        "",
+        "![well-formed replies](results/well_formed.png)",
+        "",
+        "| iteration | " + " | ".join(CONDITIONS) + " |",
+        "|---|" + "---|" * len(CONDITIONS),
+    ]
+    for k in iterations:
+        cells = []
+        for records in runs.values():
+            match = [
+                r for r in records if r["iteration"] == k and r.get("eval_well_formed") is not None
+            ]
+            if match:
+                p, n = match[0]["eval_well_formed"], match[0].get("eval_turns") or 0
+                cells.append(f"{p:.3f} ± {_binomial_se(p, n):.3f} (n={n})")
+            else:
+                cells.append("")
         label = "0 (no training)" if k == 0 else str(k)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     if base and other:

@@ -466,7 +466,15 @@ class SelfPlayTrainer:
             return
         evaluation = self._evaluate(0)
         record = {"iteration": 0}
-        for key in ("eval_return", "eval_return_se", "eval_win_rate", "eval_plays", "eval_failed"):
+        for key in (
+            "eval_return",
+            "eval_return_se",
+            "eval_win_rate",
+            "eval_plays",
+            "eval_well_formed",
+            "eval_turns",
+            "eval_failed",
+        ):
             record[key] = evaluation.get(key)
         record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
         record["seconds_eval"] = evaluation.get("seconds_eval", 0.0)

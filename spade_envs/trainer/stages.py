@@ -119,6 +119,7 @@ def play_summary(episodes: Sequence[Any], rows: list[Any], seconds: float) -> di
         "with": [e.episode_return for e in finished if e.hint],
         "without": [e.episode_return for e in finished if not e.hint],
         "wins": [float(e.won) for e in finished if not e.hint],
+        "well_formed": [float(t.outcome == "ok") for e in finished for t in e.turns],
         "plays": len(episodes),
         "failures": FailureCounts.of(episodes),
         "seconds": seconds,
@@ -129,7 +130,8 @@ def merge_play(parts: Sequence[dict[str, Any]], envs: int) -> tuple[list[Any], d
     """Every rank's :func:`play_summary` merged (rank order): the rows and the totals."""
     rows = [row for part in parts for row in part["rows"]]
     play: dict[str, Any] = {
-        key: [v for part in parts for v in part[key]] for key in ("with", "without", "wins")
+        key: [v for part in parts for v in part.get(key, [])]
+        for key in ("with", "without", "wins", "well_formed")
     }
     play["plays"] = sum(part["plays"] for part in parts)
     play["failures"] = FailureCounts.total([part["failures"] for part in parts])
@@ -155,8 +157,10 @@ def play_line(play: dict[str, Any], rows: Sequence[Any], plays_per_mode: int) ->
 def eval_summary(episodes: Sequence[Any]) -> dict[str, Any]:
     """One rank's evaluation plays: (return, win) of those that finished, the failures."""
     finished = [e for e in episodes if play_failure(e) is None]
+    turns = [t for e in finished for t in e.turns]
     return {
         "results": [(e.episode_return, float(e.won)) for e in finished],
+        "turns": (sum(1 for t in turns if t.outcome == "ok"), len(turns)),
         "failures": FailureCounts.of(episodes),
     }
 
@@ -166,7 +170,13 @@ def merge_eval(parts: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any
     results = [r for part in parts for r in part["results"]]
     failures = FailureCounts.total([part["failures"] for part in parts])
     returns = [r for r, _ in results]
+    well_formed = sum(part.get("turns", (0, 0))[0] for part in parts)
+    turns = sum(part.get("turns", (0, 0))[1] for part in parts)
     return {
+        # A reply in the answer format (\\boxed{}, <answer>, a valid tool call): what a
+        # 135M model learns long before it wins.
+        "eval_well_formed": well_formed / turns if turns else None,
+        "eval_turns": turns,
         "eval_return": _mean(returns),
         "eval_return_se": _standard_error(returns),
         "eval_win_rate": _mean([w for _, w in results]),
@@ -182,7 +192,8 @@ def eval_line(evaluation: dict[str, Any], envs: int) -> str:
     failures: FailureCounts = evaluation["eval_failures"]
     line = (
         f"eval: return {_number(evaluation['eval_return'], '.3f')}, win rate "
-        f"{_number(evaluation['eval_win_rate'], '.2f')} on {envs} held-out environment(s) "
+        f"{_number(evaluation['eval_win_rate'], '.2f')}, well-formed replies "
+        f"{_number(evaluation.get('eval_well_formed'), '.2f')} on {envs} held-out environment(s) "
         f"in {evaluation['seconds_eval']:.1f} s"
     )
     if failures.failed:
@@ -223,12 +234,15 @@ def metrics_record(
         mean_regret=_mean([r.regret for r in rows]),
         mean_raw_regret=_mean([r.raw_regret for r in rows if r.n_with_hint and r.n_without_hint]),
         win_rate=_mean(play["wins"]),
+        agent_well_formed=_mean(play.get("well_formed", [])),
         agent_return_with_hint=_mean(play["with"]),
         agent_return_without_hint=_mean(play["without"]),
         eval_return=evaluation.get("eval_return"),
         eval_return_se=evaluation.get("eval_return_se"),
         eval_win_rate=evaluation.get("eval_win_rate"),
         eval_plays=evaluation.get("eval_plays", 0),
+        eval_well_formed=evaluation.get("eval_well_formed"),
+        eval_turns=evaluation.get("eval_turns", 0),
         eval_failed=evaluation.get("eval_failed", 0) + evaluation.get("eval_failed_suites", 0),
     )
     # eval.suites: one win rate per evaluation set and category.
