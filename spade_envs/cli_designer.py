@@ -110,6 +110,7 @@ def generate(
     from .corpus import open_corpus, sample_corpus
     from .generator import Designer, DesignerConfig, HintWriter
     from .generator.pipeline import resolve_mode
+    from .generator.scaffold import Scaffold
     from .llm import load_model
     from .memory import Memory, MemoryConfig
     from .registry import Registry
@@ -117,6 +118,12 @@ def generate(
     corpus = open_corpus(corpus_path) if corpus_path else sample_corpus()
     registry = Registry()
     memory = Memory(registry, MemoryConfig(embedder=embedder))
+    if parent is not None:  # refuse a parent without holes before loading any model
+        if mode not in ("scaffold", "auto"):
+            raise click.UsageError(f"--parent is for --mode scaffold (got --mode {mode}).")
+        registry.register_seeds()
+        record = registry.get(parent)
+        Scaffold(record.source, record.id)
     click.echo(f"loading {model_spec} ...", err=True)
     with load_model(model_spec) as model:
         chosen = resolve_mode(mode, model)

@@ -3,6 +3,7 @@ server on 127.0.0.1 (the package's own server, serving a scripted model)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from click.testing import CliRunner
@@ -78,3 +79,54 @@ def test_generate_with_an_unreachable_server_reports_and_exits_non_zero(tmp_path
     assert "Error: Every one of the 2 attempts failed before any code could be judged" in (
         result.output
     )
+
+
+class Filler(ChatModel):
+    """Answers scaffold prompts with a filling that moves the range (a new value each time)."""
+
+    name = "filler"
+
+    def __init__(self):
+        self.upper = 20
+
+    def generate(self, conversations, params=None):
+        out = []
+        for messages in conversations:
+            assert "Reply with JSON only" in messages[-1]["content"]
+            self.upper += 17
+            out.append(Completion(json.dumps({"knobs": {"upper": self.upper}})))
+        return out
+
+
+def test_generate_in_scaffold_mode_through_an_http_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'gen.db'}")
+    args = ["--mode", "scaffold", "--parent", "spade/NumberGuess-v1", "--embedder", "hashing"]
+    with serve(Filler()) as server:
+        result = CliRunner().invoke(
+            main, ["generate", "--model", f"openai:{server.url}", "--n", "2", *args]
+        )
+    assert result.exit_code == 0, result.output
+    assert "mode scaffold" in result.output and re.search(
+        r"^\s+registered\s+2$", result.output, re.M
+    )
+    children = [r for r in Registry().list(origin="designer") if r.name.startswith("NumberGuessX")]
+    assert len(children) == 2 and all(c.parents == ("spade/NumberGuess-v1",) for c in children)
+
+
+def test_generate_refuses_a_parent_without_holes_before_loading_a_model(tmp_path, monkeypatch):
+    from spade_envs.validation.static import static_metadata
+
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'gen.db'}")
+    plain = "\n".join(line for line in VALID.splitlines() if "# hole" not in line) + "\n"
+    Registry().register(plain, static_metadata(plain, origin="imported"), status="validated")
+    result = CliRunner().invoke(
+        main,
+        ["generate", "--model", "openai:http://127.0.0.1:9#m", "--parent", "spade/OrbitGuess-v1"],
+    )
+    assert result.exit_code == 2, result.output
+    assert "spade/OrbitGuess-v1 declares no holes" in result.output
+    assert "loading" not in result.output  # refused before any model
+    edit = CliRunner().invoke(
+        main, ["generate", "--mode", "edit", "--parent", "spade/NumberGuess-v1"]
+    )
+    assert edit.exit_code == 2 and "--parent is for --mode scaffold" in edit.output
