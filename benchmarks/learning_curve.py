@@ -29,7 +29,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONDITIONS = {"selfplay": [], "fixed-pool": ["--set", "mode=fixed-pool"]}
+# Self-play plays its new environments (up to 6) plus 2 pool environments per iteration;
+# the fixed pool plays 5 (about as many), so both conditions see a similar play budget
+# (the plays per iteration are tabled with the results).
+CONDITIONS = {
+    "selfplay": [],
+    "fixed-pool": ["--set", "mode=fixed-pool", "--set", "agent.pool_envs=5"],
+}
 LEARNABLE = (0.15, 0.85)  # the memory's high-regret win-rate band
 TIME_FIELDS = (
     "seconds_generate",
@@ -73,6 +79,11 @@ def _records(run_dir: Path) -> list[dict]:
 
 def _iterations_done(run_dir: Path) -> int:
     return max([r.get("iteration", 0) for r in _records(run_dir)], default=0)
+
+
+def _se(value: float | None) -> float:
+    """A recorded standard error; NaN (no bar drawn, "n/a" in tables) when none was."""
+    return float("nan") if value is None else float(value)
 
 
 def _binomial_se(p: float, n: int) -> float:
@@ -130,13 +141,13 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             ax.errorbar(
                 [r["iteration"] for r in points],
                 [r["eval_return"] for r in points],
-                yerr=[r.get("eval_return_se") or 0 for r in points],
+                yerr=[_se(r.get("eval_return_se")) for r in points],
                 marker="o",
                 capsize=3,
                 label=name,
             )
     if base and base[0].get("eval_return") is not None:
-        mean, se = base[0]["eval_return"], base[0].get("eval_return_se") or 0
+        mean, se = base[0]["eval_return"], _se(base[0].get("eval_return_se"))
         ax.axhspan(mean - se, mean + se, color="grey", alpha=0.25)
         ax.axhline(mean, color="grey", linestyle="--", label="no training")
     ax.set_xlabel("iteration")
@@ -200,7 +211,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         right.errorbar(
             xs,
             [v if v is not None else float("nan") for v in rewards],
-            yerr=[r.get("designer_reward_se") or 0 for r in design],
+            yerr=[_se(r.get("designer_reward_se")) for r in design],
             marker="o",
             capsize=3,
             color="tab:orange",
@@ -215,7 +226,14 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
     rates = _registered_win_rates(run_root / "selfplay")
     fig, ax = plt.subplots(figsize=(7, 4))
     if rates:
-        ax.scatter([r[0] for r in rates], [r[2] for r in rates], alpha=0.6)
+        ax.errorbar(
+            [r[0] for r in rates],
+            [r[2] for r in rates],
+            yerr=[_binomial_se(r[2], r[3]) for r in rates],
+            fmt="o",
+            alpha=0.6,
+            capsize=2,
+        )
     ax.axhspan(*LEARNABLE, color="green", alpha=0.1, label="learnable band")
     ax.set(
         xlabel="iteration registered",
@@ -261,7 +279,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         for records in runs.values():
             match = [r for r in records if r["iteration"] == k and r.get("eval_return") is not None]
             cells.append(
-                f"{match[0]['eval_return']:.3f} ± {match[0].get('eval_return_se') or 0:.3f} "
+                f"{match[0]['eval_return']:.3f} ± {_se(match[0].get('eval_return_se')):.3f} "
                 f"(n={match[0].get('eval_plays')})"
                 if match
                 else ""
@@ -341,10 +359,10 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         "",
         "![time split](results/time_split.png)",
         "",
-        "| condition | iterations | "
+        "| condition | iterations | plays per iteration | "
         + " | ".join(f.removeprefix("seconds_") for f in TIME_FIELDS)
-        + " | total |",
-        "|---|---|" + "---|" * (len(TIME_FIELDS) + 1),
+        + " | total (s) |",
+        "|---|---|---|" + "---|" * (len(TIME_FIELDS) + 1),
     ]
     for name, records in runs.items():
         its = [r for r in records if r.get("iteration", 0) > 0]
@@ -352,8 +370,9 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             continue
         means = [sum(r.get(f) or 0 for r in its) / len(its) for f in TIME_FIELDS]
         total = sum(r.get("seconds_iteration") or 0 for r in its) / len(its)
+        plays = sum(r.get("plays") or 0 for r in its) / len(its)
         lines.append(
-            f"| {name} | {len(its)} | "
+            f"| {name} | {len(its)} | {plays:.1f} | "
             + " | ".join(f"{m:.0f}" for m in means)
             + f" | {total:.0f} |"
         )

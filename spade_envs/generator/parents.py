@@ -19,8 +19,8 @@ from .scaffold import NoHolesError, Scaffold, base_name, filling_distance
 
 __all__ = ["Child", "Parent", "ScaffoldParents", "aim"]
 
-#: How many registry versions are scanned for parents with holes.
-MAX_CANDIDATES = 500
+#: Registry rows read per page when scanning for parents, children and families.
+PAGE = 500
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class ScaffoldParents:
             if "# hole" in record.source and base_name(record.name) not in self.held_out:
                 try:
                     scaffold = Scaffold(record.source, record.id)
-                except NoHolesError:
+                except Exception:  # any unreadable marker: not a parent (never a crash)
                     scaffold = None
             self._scaffolds[record.id] = scaffold
         return self._scaffolds[record.id]
@@ -112,8 +112,7 @@ class ScaffoldParents:
             if band:
                 record, stats = self.rng.choice(band)
                 return Parent(record, self._scaffolds[record.id], stats)
-        candidates = self.registry.list(status="validated", limit=MAX_CANDIDATES, sort="name")
-        with_holes = [r for r in candidates if self.scaffold_of(r) is not None]
+        with_holes = [r for r in self._all(status="validated") if self.scaffold_of(r) is not None]
         of_skill = [r for r in with_holes if r.skill == skill]
         pool = of_skill or with_holes
         if not pool:
@@ -125,23 +124,54 @@ class ScaffoldParents:
         record = self.rng.choice(pool)
         return Parent(record, self._scaffolds[record.id], self._latest(record))
 
-    def children(self, parent_id: str) -> list[Child]:
-        """The registered (not rejected) children of ``parent_id`` with their fillings."""
+    def _all(self, **filters: Any) -> list[Any]:
+        """Every record matching ``filters``, page by page (the registry's own filter, so a
+        trainer's run view still hides its future)."""
+        out, offset = [], 0
+        while True:
+            page = self.registry.list(limit=PAGE, offset=offset, sort="name", **filters)
+            out.extend(page)
+            if len(page) < PAGE:
+                return out
+            offset += PAGE
+
+    def children(self, parent_id: str, limit: int = 4) -> list[Child]:
+        """Up to ``limit`` registered (not rejected) children of ``parent_id``, newest first,
+        with their fillings and latest statistics (what the prompt shows)."""
         out = []
-        for record in self.registry.list(origin="designer", limit=MAX_CANDIDATES):
+        for record in self.registry.list(origin="designer", limit=PAGE):
             scaffold = (record.extra or {}).get("scaffold") or {}
             if scaffold.get("parent") == parent_id and record.status != "rejected":
-                out.append(
-                    Child(record.id, dict(scaffold.get("values") or {}), self._latest(record))
-                )
+                values = dict(scaffold.get("values") or {})
+                out.append(Child(record.id, values, self._latest(record)))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def family(self, parent: Parent) -> list[Child]:
+        """Every non-rejected version sharing the parent's base name (its root, the root's
+        children, theirs ...), with its complete filling."""
+        root = base_name(parent.record.name)
+        out = []
+        for record in self._all():
+            if record.status == "rejected" or base_name(record.name) != root:
+                continue
+            values = ((record.extra or {}).get("scaffold") or {}).get("values")
+            if values is None:  # a root: its own values
+                try:
+                    values = Scaffold(record.source, record.id).defaults()
+                except Exception:  # an unreadable marker: nothing to compare with
+                    continue
+            out.append(Child(record.id, dict(values)))
         return out
 
     def novelty(self, parent: Parent, values: dict[str, Any]) -> tuple[float, str]:
         """The distance from ``values`` (a complete filling) to the nearest of the parent's
-        own values and its registered children's, and that neighbour's ID.
+        own values and every family member's with the same holes, and that member's ID.
 
-        The ``description`` hole is left out: reworded instructions over the same rules
-        and values are the same environment.
+        The whole family counts (a grandchild that puts back its grandparent's values is
+        that grandparent). The ``description`` hole is left out: reworded instructions over
+        the same rules and values are the same environment.
         """
 
         def behaviour(filling: dict[str, Any]) -> dict[str, Any]:
@@ -149,19 +179,23 @@ class ScaffoldParents:
 
         mine = behaviour(values)
         nearest = (filling_distance(mine, behaviour(parent.scaffold.defaults())), parent.record.id)
-        for child in self.children(parent.record.id):
-            if set(child.values) == set(values):
-                distance = filling_distance(mine, behaviour(child.values))
-                nearest = min(nearest, (distance, child.env_id))
+        for member in self.family(parent):
+            if set(member.values) == set(values):
+                distance = filling_distance(mine, behaviour(member.values))
+                nearest = min(nearest, (distance, member.env_id))
         return nearest
 
 
 def aim(stats: Any) -> str:
-    """Which way a filling should move a parent, from the parent's latest statistics."""
+    """Which way a filling should move a parent, from the parent's latest statistics and
+    the memory's learnable band (:data:`~spade_envs.memory.service.HIGH_REGRET_WIN_RATES`)."""
+    from ..memory.service import HIGH_REGRET_WIN_RATES
+
+    low, high = HIGH_REGRET_WIN_RATES
     if stats is None:
         return "a variant of similar difficulty (it has not been played yet)"
-    if stats.win_rate > 0.8:
+    if stats.win_rate > high:
         return f"it HARDER: the agent wins {stats.win_rate:.0%} of the time without help"
-    if stats.win_rate < 0.2:
+    if stats.win_rate < low:
         return f"it EASIER: the agent wins only {stats.win_rate:.0%} of the time without help"
     return f"a different variant of similar difficulty (win rate {stats.win_rate:.0%})"

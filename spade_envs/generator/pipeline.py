@@ -436,7 +436,7 @@ class Designer:
         attempt.reply_logprobs = list(completion.logprobs or [])
         attempt.prompt_token_ids = list(completion.prompt_token_ids or [])
         if attempt.mode == "scaffold":
-            return self._judge_filling(attempt, completion.text)
+            return self._judge_filling(attempt, completion)
         extraction = extract_code(completion.text)
         if not extraction.ok:
             if completion.finish_reason == "length" and extraction.reason != "no code":
@@ -448,17 +448,23 @@ class Designer:
         attempt.stage, attempt.code = "parsed", extraction.code
         return self._gate(attempt, completion.text)
 
-    def _judge_filling(self, attempt: Attempt, reply: str) -> bool:
+    def _judge_filling(self, attempt: Attempt, completion: Any) -> bool:
         """A scaffold reply: parse the filling, fill the parent, then the common road."""
-        parent = self._drawn[attempt.index]
+        parent, reply = self._drawn[attempt.index], completion.text
+        attempt.filling, attempt.values, attempt.code, attempt.ignored_keys = {}, {}, "", []
         try:
-            attempt.filling, attempt.ignored_keys = parse_filling(reply, parent.scaffold)
+            filling, ignored = parse_filling(reply, parent.scaffold)
+            code, _name = parent.scaffold.fill(filling)
         except FillingError as exc:
-            attempt.reason = _short_reason(f"bad filling: {exc}")
-            attempt.failure = "bad_filling"
+            if completion.finish_reason == "length":
+                attempt.reason, attempt.failure = "truncated (hit max_tokens)", "truncated"
+            else:
+                attempt.reason = _short_reason(f"bad filling: {exc}")
+                attempt.failure = "bad_filling"
             return self._ask_repair(attempt, reply, f"- {exc}")
-        attempt.values = {**parent.scaffold.defaults(), **attempt.filling}
-        attempt.code, _name = parent.scaffold.fill(attempt.filling)
+        attempt.filling, attempt.ignored_keys = filling, ignored
+        attempt.values = {**parent.scaffold.defaults(), **filling}
+        attempt.code = code
         attempt.stage = "parsed"
         return self._gate(attempt, reply)
 

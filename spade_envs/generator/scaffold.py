@@ -35,7 +35,9 @@ import dataclasses
 import difflib
 import hashlib
 import io
+import itertools
 import json
+import math
 import re
 import textwrap
 import tokenize
@@ -159,7 +161,7 @@ class Scaffold:
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
         if not classes:
             raise NoHolesError(f"{parent_id} defines no class; it cannot be a parent.")
-        self.class_name = classes[-1].name
+        self.class_name = _environment_class(source) or classes[-1].name
         self.holes = self._read_holes(tree)
         if not self.holes:
             raise NoHolesError(
@@ -205,6 +207,13 @@ class Scaffold:
             holes.append(
                 dataclasses.replace(hole, marker=line, last_line=node.end_lineno or hole.end[0])
             )
+        spans = sorted((h.marker, h.last_line, h.name) for h in holes)
+        for (_, end, first), (start, _, second) in itertools.pairwise(spans):
+            if start <= end:
+                raise NoHolesError(
+                    f"{self.parent_id}: hole {second!r} lies inside hole {first!r}; holes must "
+                    "not overlap."
+                )
         names = [h.name for h in holes]
         if len(set(names)) != len(names):
             raise NoHolesError(f"{self.parent_id} declares a hole name twice: {names}.")
@@ -256,7 +265,14 @@ class Scaffold:
         bounds = None
         match = _BOUNDS.search(text)
         if match:
-            bounds = (float(match.group("low")), float(match.group("high")))
+            try:
+                bounds = (float(match.group("low")), float(match.group("high")))
+            except ValueError:
+                raise NoHolesError(
+                    f"{where}: the bounds {match.group(0)!r} are not two numbers."
+                ) from None
+            if not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])) or bounds[0] > bounds[1]:
+                raise NoHolesError(f"{where}: the bounds {match.group(0)!r} are not low <= high.")
             text = text[: match.start()].strip()
         return Hole(
             name=target.id,
@@ -354,7 +370,25 @@ class Scaffold:
             source = source[:begin] + text + source[finish:]
         digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:6]
         name = f"{self.base_name[:56]}X{digest}"
-        return _rename(source, self.class_name, name), name
+        child = _rename(source, self.class_name, name)
+        named = _environment_class(child)
+        if named and named != name:  # e.g. a rule body that defines another class
+            raise FillingError(
+                f"the filled module's environment class is {named!r}, not the renamed {name!r}"
+            )
+        return child, name
+
+
+def _environment_class(source: str) -> str:
+    """The environment class the gate names in ``source`` ("" when it names none)."""
+    from ..validation.budget import get_budget
+    from ..validation.static import static_checks
+
+    try:
+        _, info = static_checks(source, get_budget("fast"))
+    except Exception:  # the gate's reading failed: the caller falls back to the last class
+        return ""
+    return info.env_name or ""
 
 
 def base_name(name: str) -> str:
@@ -422,6 +456,16 @@ def parse_filling(reply: str, scaffold: Scaffold) -> tuple[dict[str, Any], list[
         FillingError: Why the reply is not a usable filling (for the repair round): no
             JSON object, a hole of the wrong type or out of bounds, or no hole at all.
     """
+    try:
+        return _parse_filling(reply, scaffold)
+    except FillingError:
+        raise
+    except (ValueError, TypeError, RecursionError, OverflowError, MemoryError) as exc:
+        # Model text can be anything: a 5,000-digit number, deep nesting, lone surrogates.
+        raise FillingError(f"unusable filling: {type(exc).__name__}: {str(exc)[:120]}") from None
+
+
+def _parse_filling(reply: str, scaffold: Scaffold) -> tuple[dict[str, Any], list[str]]:
     text = _json_object(reply)
     try:
         data = json.loads(text)
@@ -455,6 +499,8 @@ def _rule_body(value: Any, hole: Hole) -> str:
     if not isinstance(value, str) or not value.strip():
         raise FillingError(f"rule hole {hole.name!r} takes the new body as a non-empty string")
     body = textwrap.dedent(value.replace("\r\n", "\n")).strip("\n")
+    if re.search(r"#\s*hole\s*:", body):
+        raise FillingError(f"rule hole {hole.name!r}: the body must not declare holes")
     if sum(1 for line in body.splitlines() if line.strip()) > MAX_RULE_LINES:
         raise FillingError(f"rule hole {hole.name!r}: at most {MAX_RULE_LINES} lines of body")
     try:

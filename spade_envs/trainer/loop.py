@@ -316,11 +316,15 @@ class SelfPlayTrainer:
                 a.env_id for _, batch in self.pending for a in batch if a.stage == "registered"
             )
         )
+        from ..generator.scaffold import base_name
+
         held_out = set(self.config.eval.envs)
         candidates = [
             r.id
             for r in self.view.list(status="validated", sort="name", limit=20_000)
-            if r.kind in cfg.pool_kinds and r.name not in held_out and r.id not in designed
+            if r.kind in cfg.pool_kinds
+            and base_name(r.name) not in held_out  # nor their scaffolded children
+            and r.id not in designed
         ]
         return designed + rng.sample(candidates, min(cfg.pool_envs, len(candidates)))
 
@@ -457,13 +461,9 @@ class SelfPlayTrainer:
         return out
 
     def _baseline(self) -> None:
-        """``eval.before_training``: the untrained model's evaluation, as iteration 0 (once:
-        a run restarted before its first checkpoint keeps the record it has)."""
-        from .metrics import read_metrics
-
-        path = self.run_dir / "metrics.jsonl"
-        if path.is_file() and any(r.get("iteration") == 0 for r in read_metrics(self.run_dir)):
-            return
+        """``eval.before_training``: the untrained model's evaluation, as iteration 0. Only
+        on a start from scratch (which empties ``metrics.jsonl``), so every rank decides
+        alike and a resumed run never evaluates it twice."""
         evaluation = self._evaluate(0)
         record = {"iteration": 0}
         for key in (
@@ -498,9 +498,12 @@ class SelfPlayTrainer:
                 max_tokens=cfg.max_tokens,
                 seed=cfg.seed,
                 env_seed=cfg.env_seed,
-                rollout={"isolation": agent.isolation, "trust_code": agent.trust_code,
-                         "max_concurrent": agent.concurrency,
-                         "step_timeout": agent.step_timeout},
+                rollout={
+                    "isolation": agent.isolation,
+                    "trust_code": agent.trust_code,
+                    "max_concurrent": agent.concurrency,
+                    "step_timeout": agent.step_timeout,
+                },
             )
             for score in [*result.categories, result.overall]:
                 out[f"suite_{name}_{score.category}_win_rate"] = score.win_rate

@@ -14,7 +14,8 @@ inside their group: advantages are normalised per ``(role, group)``
 - The **designer** gives one sample per attempt (the last reply of the attempt, which is
   the one its environment came from). Its reward comes from the caller (regret, blend or
   learnability of the environment). Attempts on one grounding document form a group, as
-  the SPADE code groups designer samples.
+  the SPADE code groups designer samples; scaffolded attempts have no document, and the
+  fillings of one parent form a group.
 
 Every sample carries the **temperature** that sampled it: the behaviour policy of a reply
 drawn at temperature ``T`` is ``softmax(logits / T)``, so the learner computes the
@@ -52,7 +53,8 @@ ROLES = ("agent", "designer")
 #: How agent samples may be grouped: ``env`` (environment and hint flag), ``env_seed``
 #: (also the reset seed: only plays of the very same instance compete), ``batch`` (all).
 AGENT_GROUPS = ("env", "env_seed", "batch")
-#: How designer samples may be grouped: ``document`` (the grounding document) or ``batch``.
+#: How designer samples may be grouped: ``document`` (the grounding document; scaffolded
+#: attempts: the parent they fill) or ``batch``.
 DESIGNER_GROUPS = ("document", "batch")
 
 
@@ -290,7 +292,12 @@ def designer_samples(
             continue
         if not completion or not prompt:
             continue
-        group = f"doc:{attempt.document_id}" if group_by == "document" else "batch"
+        if group_by == "batch":
+            group = "batch"
+        elif getattr(attempt, "mode", "") == "scaffold":  # no document: the parent's fillings
+            group = f"parent:{attempt.parent_id}"
+        else:
+            group = f"doc:{attempt.document_id}"
         samples.append(
             Sample(
                 role="designer",

@@ -240,9 +240,9 @@ def metrics_record(
         eval_return=evaluation.get("eval_return"),
         eval_return_se=evaluation.get("eval_return_se"),
         eval_win_rate=evaluation.get("eval_win_rate"),
-        eval_plays=evaluation.get("eval_plays", 0),
+        eval_plays=evaluation.get("eval_plays"),  # None: no evaluation this iteration
         eval_well_formed=evaluation.get("eval_well_formed"),
-        eval_turns=evaluation.get("eval_turns", 0),
+        eval_turns=evaluation.get("eval_turns"),
         eval_failed=evaluation.get("eval_failed", 0) + evaluation.get("eval_failed_suites", 0),
     )
     # eval.suites: one win rate per evaluation set and category.

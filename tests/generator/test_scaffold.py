@@ -220,3 +220,37 @@ def test_any_reply_is_a_filling_or_a_filling_error(reply):
     except FillingError:
         return
     scaffold.fill(filling)  # and what parses can be written
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"hint": "return \'\\ud800\'"}',  # a lone surrogate in a rule body
+        '{"max_turns": ' + "9" * 5000 + "}",  # past Python's int-string limit
+        "[" * 1500 + "]" * 1500,  # not an object, and deep
+        '{"knobs": ' + "[" * 1500 + "]" * 1500 + "}",
+        '{"knobs": {"scale": ' + "9" * 400 + "}}",  # a float hole given a huge int
+        '{"hint": "# hole: k [1e, 5]\\nreturn 1"}',  # a marker smuggled into a rule body
+    ],
+)
+def test_hostile_replies_are_bad_fillings(toy, reply):
+    with pytest.raises(FillingError):
+        parse_filling(reply, toy)
+
+
+def test_bad_bounds_and_overlapping_holes_are_refused():
+    with pytest.raises(NoHolesError, match="are not two numbers"):
+        Scaffold("class A:\n    # hole: x [1e, 5]\n    x = 1\n", "p")
+    with pytest.raises(NoHolesError, match="not low <= high"):
+        Scaffold("class A:\n    # hole: x [9, 5]\n    x = 1\n", "p")
+    inside = "class A:\n    # hole: rule: r\n    def r(self):\n        # hole: y\n        y = 1\n        return y\n"
+    with pytest.raises(NoHolesError, match="lies inside hole 'r'"):
+        Scaffold(inside, "p")
+
+
+def test_the_class_renamed_is_the_environment_class_the_gate_names():
+    source = PARENT + "\n\nclass Helper:\n    pass\n"
+    scaffold = Scaffold(source, "spade/Toy-v1")
+    assert scaffold.class_name == "Toy"
+    child, name = scaffold.fill({"max_turns": 4})
+    assert f"class {name}(TextEnv)" in child and "class Helper:" in child

@@ -147,3 +147,20 @@ def test_held_out_environments_and_their_children_are_never_parents(setup):
     [attempt] = report.attempts
     # OrbitGuess declares no holes; NumberGuess and its child are held out: nothing to fill.
     assert attempt.failure == "prompt_error" and "declares holes" in attempt.reason
+
+
+def test_a_grandchild_that_restores_the_grandparents_values_is_not_new(setup):
+    report, _ = run(setup, [['{"knobs": {"upper": 60}}']], repair_rounds=0)
+    child = report.attempts[0].env_id
+    back, _ = run(setup, [['{"knobs": {"upper": 100}}']], parent=child, repair_rounds=0)
+    [attempt] = back.attempts
+    assert attempt.failure == "not_novel" and PARENT in attempt.reason
+
+
+def test_a_reply_cut_at_max_tokens_is_truncated_not_a_bad_filling(setup):
+    from spade_envs.llm.base import Completion
+
+    cut = Completion('{"knobs": {"upper": 7', finish_reason="length")
+    report, _ = run(setup, [[cut]], repair_rounds=0)
+    [attempt] = report.attempts
+    assert attempt.failure == "truncated" and attempt.stage == "generated"

@@ -185,3 +185,22 @@ def test_greedy_and_bad_temperatures_are_refused():
     for bad in ("0.7", None, True):
         with pytest.raises(SampleError, match=r"temperature must be a number"):
             Sample("agent", [1], [2], 0.0, "g", temperature=bad)
+
+
+def test_scaffold_attempts_are_grouped_by_their_parent():
+    def scaffolded(index, parent):
+        attempt = _attempt(index, None, reply="{}", parent_id=parent)
+        attempt.mode = "scaffold"
+        return attempt
+
+    attempts = [
+        scaffolded(0, "spade/A-v1"),
+        scaffolded(1, "spade/B-v1"),
+        scaffolded(2, "spade/A-v1"),
+    ]
+    samples = designer_samples(attempts, [1.0, 0.0, 0.5], lambda m: [1], lambda t: [2])
+    assert [s.group for s in samples] == [
+        "parent:spade/A-v1",
+        "parent:spade/B-v1",
+        "parent:spade/A-v1",
+    ]

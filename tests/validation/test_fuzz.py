@@ -49,5 +49,4 @@ def test_a_failure_found_is_reported_when_shrinking_time_is_spent():
     # Shrinking with no time left: the first failure found is the verdict, at once.
     unshrunk, runs_unshrunk = _fuzz(shrink_until=time.monotonic())
     shrunk, runs_shrunk = _fuzz(shrink_until=None)
-    assert len(shrunk) <= len(unshrunk)  # the shrunk failing action is no longer
     assert runs_unshrunk < runs_shrunk  # shrinking ran more state machines
