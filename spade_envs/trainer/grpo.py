@@ -27,15 +27,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ..error import suggest
+from ..error import SpadeError, suggest
 from .samples import Sample, SampleError
 
 __all__ = [
+    "GRPOConfig",
+    "GRPOConfigError",
     "NORMALIZE",
     "clipped_policy_loss",
     "group_advantages",
@@ -188,3 +190,90 @@ def clipped_policy_loss(
         "ratio_mean": float(torch.where(keep, ratio, zero).sum() / count),
     }
     return total, stats
+
+
+class GRPOConfigError(SpadeError, ValueError):
+    """A GRPO setting is out of range, or a learner state does not fit the learner."""
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """How the learner updates the model.
+
+    Attributes:
+        learning_rate: AdamW learning rate.
+        clip_low: The probability ratio is clipped below at ``1 - clip_low``.
+        clip_high: ... and above at ``1 + clip_high`` (DAPO: higher than ``clip_low``).
+        kl_coef: Weight of the k3 KL penalty to the reference policy (the weights the
+            model had when the learner was built); 0 turns it off and saves the forward
+            pass (and, for full fine-tuning, the frozen copy).
+        max_grad_norm: Gradient norm clipping; 0 turns clipping off (the norm is still
+            reported).
+        micro_batch: Samples per forward/backward pass (gradients accumulate).
+        epochs: Optimiser steps per batch (PPO epochs); after the first, the clipping of
+            the ratio to the behaviour policy matters.
+        weight_decay: AdamW weight decay.
+        max_seq_len: Longest prompt + completion trained on; longer samples lose tokens
+            from the left of the prompt.
+        lora_rank: 0 = full fine-tuning; > 0 = LoRA adapters of this rank.
+        lora_alpha: LoRA scale numerator (the update is scaled by ``alpha / rank``).
+        lora_targets: Names of the linear layers that get adapters.
+        normalize: Advantage normalisation inside a group: ``"std"`` or ``"none"``.
+    """
+
+    learning_rate: float = 1e-5
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    kl_coef: float = 0.0
+    max_grad_norm: float = 1.0
+    micro_batch: int = 4
+    epochs: int = 1
+    weight_decay: float = 0.0
+    max_seq_len: int = 2048
+    lora_rank: int = 0
+    lora_alpha: float = 16.0
+    lora_targets: tuple[str, ...] = ("q_proj", "v_proj")
+    normalize: str = "std"
+
+    def __post_init__(self) -> None:
+        def number(name: str, low: float, *, strict: bool = False, high: float | None = None):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise GRPOConfigError(f"{name} must be a number, got {value!r}.")
+            bad = value <= low if strict else value < low
+            if bad or value != value or (high is not None and value >= high):
+                bound = f"> {low}" if strict else f">= {low}"
+                upper = f" and < {high}" if high is not None else ""
+                raise GRPOConfigError(f"{name} must be {bound}{upper}, got {value!r}.")
+
+        def integer(name: str, low: int):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise GRPOConfigError(f"{name} must be an int >= {low}, got {value!r}.")
+
+        number("learning_rate", 0.0, strict=True)
+        number("clip_low", 0.0, high=1.0)
+        number("clip_high", 0.0)
+        number("kl_coef", 0.0)
+        number("max_grad_norm", 0.0)
+        number("weight_decay", 0.0)
+        number("lora_alpha", 0.0, strict=True)
+        integer("micro_batch", 1)
+        integer("epochs", 1)
+        integer("max_seq_len", 2)
+        integer("lora_rank", 0)
+        targets = self.lora_targets
+        if not isinstance(targets, (tuple, list)) or not all(
+            isinstance(t, str) and t for t in targets
+        ):
+            raise GRPOConfigError(
+                f"lora_targets must be a tuple of layer names, got {self.lora_targets!r}."
+            )
+        object.__setattr__(self, "lora_targets", tuple(self.lora_targets))
+        if self.lora_rank and not self.lora_targets:
+            raise GRPOConfigError("lora_rank > 0 needs at least one name in lora_targets.")
+        if self.normalize not in NORMALIZE:
+            raise GRPOConfigError(
+                f"normalize must be one of {NORMALIZE}, got {self.normalize!r}."
+                + suggest(str(self.normalize), NORMALIZE)
+            )
