@@ -384,7 +384,17 @@ class Designer:
             }
             outcome = describe_stats(child.stats) if child.stats else "not played yet"
             children.append((json.dumps(changed, ensure_ascii=False)[:200], outcome))
+        # The memory's examples of what misses the band, by name and outcome only (short
+        # prompts are what keep a small model in the answer format).
+        examples = [
+            (record.id, f"too easy ({describe_stats(stats)})")
+            for record, stats in self.memory.too_easy(k=1)
+        ] + [
+            (record.id, f"too hard ({describe_stats(stats)})")
+            for record, stats in self.memory.too_hard(k=1)
+        ]
         return self.prompts.scaffold(
+            examples=examples,
             parent_id=parent.record.id,
             scaffold=parent.scaffold,
             skill=parent.record.skill,

@@ -160,6 +160,7 @@ class DesignerPrompts:
         aim: str,
         focus: str,
         children: list[tuple[str, str]] | None = None,
+        examples: list[tuple[str, str]] | None = None,
     ) -> list[Message]:
         """Messages asking for a filling of ``scaffold``'s holes (a JSON object).
 
@@ -174,11 +175,16 @@ class DesignerPrompts:
             aim: Which way to move the parent (harder, easier, similar).
             focus: The hole this attempt is asked to change (others may change too).
             children: ``(filling JSON, outcome)`` of the parent's registered children.
+            examples: ``(env ID, outcome)`` of other environments that miss the learnable
+                band (the memory's too easy / too hard).
         """
         shown = ""
         if children:
             lines = "\n".join(f"- {filling}: {outcome}" for filling, outcome in children)
             shown = f"\nTried before, and how the agent did:\n{lines}\n"
+        if examples:
+            lines = "\n".join(f"- {env_id}: {outcome}" for env_id, outcome in examples)
+            shown += f"\nOther tasks to avoid copying:\n{lines}\n"
         user = load_template("scaffold", self.version).substitute(
             skill=skill,
             parent_id=parent_id,

@@ -164,3 +164,23 @@ def test_a_reply_cut_at_max_tokens_is_truncated_not_a_bad_filling(setup):
     report, _ = run(setup, [[cut]], repair_rounds=0)
     [attempt] = report.attempts
     assert attempt.failure == "truncated" and attempt.stage == "generated"
+
+
+def test_the_prompt_aims_by_the_parents_win_rate_and_names_what_misses_the_band(setup):
+    registry = setup[0]
+    registry.register_seeds()
+    for env_id, win in ((PARENT, 0.95), ("spade/Mastermind-v1", 0.0)):
+        registry.record_play_stats(
+            env_id,
+            "c",
+            plays_with_hint=4,
+            plays_without_hint=4,
+            mean_return_with_hint=win,
+            mean_return_without_hint=win,
+            win_rate=win,
+        )
+    _, model = run(setup, [['{"knobs": {"upper": 300}}']], repair_rounds=0)
+    prompt = model.conversations[0][-1]["content"]
+    assert "Make it HARDER: the agent wins 95% of the time" in prompt
+    assert "spade/NumberGuess-v1: too easy" in prompt
+    assert "spade/Mastermind-v1: too hard" in prompt
