@@ -3,8 +3,8 @@
 ``Designer`` runs the generate -> validate (-> repair) -> novelty -> register pipeline
 with any :class:`spade_envs.llm.ChatModel` (modes ``new``, ``edit``, ``scaffold``: a
 parent's declared holes filled from a JSON reply, see :mod:`.scaffold`); ``HintWriter``
-asks a model for an answer-free strategy hint and checks it for leaks. Prompts are versioned package data
-in ``spade_envs/generator/prompts/``.
+asks a model for an answer-free strategy hint and checks it for leaks. Prompts are
+versioned package data in ``spade_envs/generator/prompts/``.
 """
 
 from __future__ import annotations
