@@ -115,6 +115,63 @@ def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     return sorted(out)
 
 
+def _reading(runs: dict, design: list[dict], rates: list) -> list[str]:
+    """What the numbers say, computed from them (so the text cannot drift from the data)."""
+    out = []
+    evals = [
+        r["eval_return"] for rs in runs.values() for r in rs if r.get("eval_return") is not None
+    ]
+    formed = [
+        r["eval_well_formed"]
+        for rs in runs.values()
+        for r in rs
+        if r.get("eval_well_formed") is not None
+    ]
+    if evals and max(evals) == 0 and formed and max(formed) == 0:
+        out.append(
+            "- **Null result for the agent.** No condition moved the held-out return or the "
+            "share of well-formed held-out replies off 0 (every evaluation, every condition, "
+            "the untrained model included): the agent was not measurably trained."
+        )
+    else:
+        best = {name: max((r.get("eval_return") or 0) for r in rs) for name, rs in runs.items()}
+        out.append(f"- Best held-out return per condition: {best}.")
+    for name, records in runs.items():
+        its = [r for r in records if r.get("iteration", 0) > 0]
+        formed_train = [
+            r.get("agent_well_formed") for r in its if r.get("agent_well_formed") is not None
+        ]
+        moved = sum(1 for r in its if (r.get("loss_agent") or 0) != 0)
+        if its:
+            mean = sum(formed_train) / len(formed_train) if formed_train else float("nan")
+            out.append(
+                f"- {name}: training plays were well-formed {mean:.3f} of the time on average; "
+                f"the agent's loss was non-zero in {moved} of {len(its)} iterations (a GRPO "
+                "group whose rewards are all equal has zero advantage, so it teaches nothing)."
+            )
+    if design:
+        half = len(design) // 2
+        for label, part in (("first", design[:half]), ("second", design[half:])):
+            n = sum(r.get("designer_requested") or 0 for r in part)
+            k = sum(r.get("designer_registered") or 0 for r in part)
+            if n:
+                out.append(
+                    f"- Designer yield, {label} half of the run: {k} of {n} "
+                    f"({k / n:.2f} ± {_binomial_se(k / n, n):.2f})."
+                )
+    if rates:
+        inside = sum(LEARNABLE[0] <= r[2] <= LEARNABLE[1] for r in rates)
+        zero = sum(r[2] == 0 for r in rates)
+        out.append(
+            f"- Of {len(rates)} played synthesized environments, {inside} reached the learnable "
+            f"band and {zero} were never won without the hint: with an agent that never wins, "
+            "win rates cannot move toward the band, whatever the designer fills."
+        )
+    plays = {name: sum(r.get("plays") or 0 for r in rs) for name, rs in runs.items()}
+    out.append(f"- Plays in all (the budget each condition used): {plays}.")
+    return out
+
+
 def _report(run_root: Path, out: Path, images: Path) -> None:
     import matplotlib
 
@@ -376,6 +433,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             + " | ".join(f"{m:.0f}" for m in means)
             + f" | {total:.0f} |"
         )
+    lines += ["", "## Reading", "", *_reading(runs, design, rates)]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {out} and {len(list(images.glob('*.png')))} plots in {images}")
 
