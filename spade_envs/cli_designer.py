@@ -126,7 +126,8 @@ def generate(
         Scaffold(record.source, record.id)
     click.echo(f"loading {model_spec} ...", err=True)
     with load_model(model_spec) as model:
-        chosen = resolve_mode(mode, model)
+        # A named parent means scaffold mode, whatever size auto would read off the model.
+        chosen = "scaffold" if parent is not None else resolve_mode(mode, model)
         if chosen == "scaffold":
             registry.register_seeds()  # the packaged parents with holes
         config = DesignerConfig(

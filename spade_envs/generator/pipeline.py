@@ -159,6 +159,8 @@ class Attempt:
     parent_id: str = ""
     prompt_sha256: str = ""
     code: str = ""
+    #: How new the attempt was: 1 - cosine to the nearest stored environment (new, edit),
+    #: or the filling distance to its family (scaffold); compared with the matching threshold.
     novelty: float | None = None
     #: scaffold: the holes the reply filled (parsed), and every hole's resulting value.
     filling: dict[str, Any] = field(default_factory=dict)
