@@ -41,6 +41,8 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     first = math.floor(low / step) * step
+    if first > low:  # low / step underflowed to -0.0 (a subnormal low): one step further
+        first -= step
     ticks = []
     value = first
     while value <= high + step * 1e-9 and len(ticks) < 50:

@@ -40,7 +40,14 @@ def test_a_real_batch_is_fully_accounted_for(smollm2, tmp_path):
     )
     memory = Memory(registry, MemoryConfig(index="exact"), embedder=HashingEmbedder())
     config = DesignerConfig(
-        n=2, batch_size=2, skill="math", repair_rounds=1, budget="fast", max_tokens=160, seed=7
+        n=2,
+        batch_size=2,
+        skill="math",
+        mode="new",
+        repair_rounds=1,
+        budget="fast",
+        max_tokens=160,
+        seed=7,
     )
     report = Designer(smollm2, registry, memory, sample_corpus(), config).run()
     counts = report.counts
@@ -53,4 +60,22 @@ def test_a_real_batch_is_fully_accounted_for(smollm2, tmp_path):
     assert sum(report.reasons.values()) == 2 - counts["registered"]
     assert registry.count() == 1 + counts["registered"]
     assert "top rejection reasons" in report.table() or counts["registered"] == 2
+    registry.close()
+
+
+def test_auto_mode_scaffolds_with_the_real_model_and_accounts_for_every_attempt(smollm2, tmp_path):
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    registry.register_seeds()
+    memory = Memory(registry, MemoryConfig(index="exact"), embedder=HashingEmbedder())
+    config = DesignerConfig(n=4, batch_size=4, budget="fast", max_tokens=64, seed=1)
+    designer = Designer(smollm2, registry, memory, sample_corpus(), config)
+    assert designer.mode == "scaffold"  # auto, for a 135M model
+    report = designer.run()
+    assert report.counts["generated"] == 4 and report.mode == "scaffold"
+    for attempt in report.attempts:
+        assert attempt.parent_id.startswith("spade/") and attempt.document_id is None
+        assert (attempt.stage == "registered") == (attempt.failure == "")
+        if attempt.stage == "registered":
+            record = registry.get(attempt.env_id)
+            assert record.parents == (attempt.parent_id,) and record.extra["scaffold"]["filled"]
     registry.close()
