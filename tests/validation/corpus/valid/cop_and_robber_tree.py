@@ -5,7 +5,8 @@ player_0 is the sheriff, player_1 the outlaw. They move alternately along roads 
 stay). On a tree the sheriff always wins by stepping toward the outlaw: the outlaw's
 part of the tree shrinks with every step. The sheriff has as many moves as the tree's
 height seen from the sheriff's start, which is exactly enough. Catching means standing
-on the same village; the outlaw wins if the sheriff runs out of moves.
+on the same village; the outlaw never walks into the sheriff's village (that road is
+closed to it), and it wins if the sheriff runs out of moves.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ class CopAndRobberTree(TextGame):
     description = (
         "A sheriff (player_0) chases an outlaw (player_1) on a map of villages joined by "
         "roads with no loops. Each turn a player moves to a neighbouring village ('go "
-        "Elmstead') or stays ('stay'); the sheriff moves first. The sheriff wins by entering "
-        "the outlaw's village (or when the outlaw walks into the sheriff) within a limited "
-        "number of moves; otherwise the outlaw escapes."
+        "Elmstead') or stays ('stay'); the sheriff moves first, and the outlaw may not enter "
+        "the sheriff's village. The sheriff wins by entering the outlaw's village within a "
+        "limited number of moves; otherwise the outlaw escapes."
     )
     num_players = 2
     max_turns = 40
@@ -73,6 +74,8 @@ class CopAndRobberTree(TextGame):
             return here
         if len(words) == 2 and words[0] == "go":
             match = [n for n in self.roads[here] if n.lower() == words[1]]
+            if match and agent == "player_1" and match[0] == self.position["player_0"]:
+                raise IllegalMove(f"the sheriff is in {match[0]}: the outlaw cannot go there")
             if match:
                 return match[0]
             raise IllegalMove(f"no road from {here} to {words[1][:20]}")
@@ -101,7 +104,8 @@ class CopAndRobberTree(TextGame):
         )
 
     def legal_moves(self, agent: str) -> list[str]:
-        return ["stay"] + [f"go {n}" for n in self.roads[self.position[agent]]]
+        closed = self.position["player_0"] if agent == "player_1" else None
+        return ["stay"] + [f"go {n}" for n in self.roads[self.position[agent]] if n != closed]
 
     def best_move(self, agent: str) -> str:
         me, other = self.position[agent], self.position["player_1" if agent == "player_0" else "player_0"]
@@ -109,7 +113,7 @@ class CopAndRobberTree(TextGame):
             return f"go {self._toward(me, other)}"
         # The outlaw runs to the neighbour (or stays) that is farthest from the sheriff.
         dist = self._distance(other)
-        options = [me] + self.roads[me]
+        options = [me] + [n for n in self.roads[me] if n != other]
         best = max(options, key=lambda n: (dist[n], n == me, n))
         return "stay" if best == me else f"go {best}"
 
