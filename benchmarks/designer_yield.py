@@ -37,13 +37,11 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from spade_envs import describe, seed_class
     from spade_envs.corpus import sample_corpus
     from spade_envs.generator import Designer, DesignerConfig
     from spade_envs.llm import load_model
     from spade_envs.memory import HashingEmbedder, Memory, MemoryConfig
     from spade_envs.registry import Registry
-    from spade_envs.seeds import seed_names, seed_source
     from spade_envs.validation import Validator
 
     corpus = sample_corpus()
@@ -61,10 +59,7 @@ def main() -> None:
         for mode in modes:
             for repair in repairs:
                 registry = Registry(f"sqlite:///{tmp}/{mode}-{repair}.db")
-                registry.register_many(
-                    [(seed_source(n), describe(seed_class(n))) for n in seed_names()],
-                    status="validated",
-                )
+                registry.register_seeds()
                 memory = Memory(registry, MemoryConfig(index="exact"), embedder=HashingEmbedder())
                 scaffold = mode == "scaffold"
                 config = DesignerConfig(

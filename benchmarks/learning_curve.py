@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from spade_envs.agent.rewards import binomial_standard_error
 
 ROOT = Path(__file__).resolve().parent.parent
 # Self-play plays its new environments (up to 6) plus 2 pool environments per iteration;
@@ -86,33 +88,34 @@ def _se(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
-def _binomial_se(p: float, n: int) -> float:
-    return math.sqrt(p * (1 - p) / n) if n else float("nan")
-
-
 def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     """(iteration registered, id, latest win rate, plays) of the run's synthesized envs."""
     from spade_envs.registry import Registry
+    from spade_envs.trainer.report import synthesized
 
+    run_id = json.loads((run_dir / "checkpoints" / "run.json").read_text())["run_id"]
     registry = Registry(f"sqlite:///{run_dir / 'registry.db'}")
     out = []
-    for record in registry.iter_records():
-        tag = str((record.extra or {}).get("designer_run", ""))
-        if record.origin != "designer" or "-iter" not in tag:
-            continue
+    for record in synthesized(registry, run_id):
         stats = registry.play_stats(record.id)
         if stats:
-            latest = stats[0]
-            out.append(
-                (
-                    int(tag.rsplit("-iter", 1)[1]),
-                    record.id,
-                    latest.win_rate,
-                    latest.plays_without_hint,
-                )
-            )
+            k = int(record.extra["designer_run"].removeprefix(f"{run_id}-iter"))
+            out.append((k, record.id, stats[0].win_rate, stats[0].plays_without_hint))
     registry.close()
     return sorted(out)
+
+
+def _eval_table(runs: dict, iterations: list[int], field: str, cell: Callable) -> list[str]:
+    """A markdown table: one row per evaluated iteration, one ``cell(record)`` per condition."""
+    lines = ["| iteration | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
+    for k in iterations:
+        cells = []
+        for records in runs.values():
+            match = [r for r in records if r["iteration"] == k and r.get(field) is not None]
+            cells.append(cell(match[0]) if match else "")
+        label = "0 (no training)" if k == 0 else str(k)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _reading(runs: dict, design: list[dict], rates: list) -> list[str]:
@@ -157,7 +160,7 @@ def _reading(runs: dict, design: list[dict], rates: list) -> list[str]:
             if n:
                 out.append(
                     f"- Designer yield, {label} half of the run: {k} of {n} "
-                    f"({k / n:.2f} ± {_binomial_se(k / n, n):.2f})."
+                    f"({k / n:.2f} ± {binomial_standard_error(k / n, n):.2f})."
                 )
     if rates:
         inside = sum(LEARNABLE[0] <= r[2] <= LEARNABLE[1] for r in rates)
@@ -226,7 +229,8 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
                 [r["iteration"] for r in points],
                 [r["eval_well_formed"] for r in points],
                 yerr=[
-                    _binomial_se(r["eval_well_formed"], r.get("eval_turns") or 0) for r in points
+                    binomial_standard_error(r["eval_well_formed"], r.get("eval_turns") or 0)
+                    for r in points
                 ],
                 marker="o",
                 capsize=3,
@@ -242,7 +246,12 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             )
     if base and base[0].get("eval_well_formed") is not None:
         p, n = base[0]["eval_well_formed"], base[0].get("eval_turns") or 0
-        ax.axhspan(p - _binomial_se(p, n), p + _binomial_se(p, n), color="grey", alpha=0.25)
+        ax.axhspan(
+            p - binomial_standard_error(p, n),
+            p + binomial_standard_error(p, n),
+            color="grey",
+            alpha=0.25,
+        )
         ax.axhline(p, color="grey", linestyle="--", label="no training (held-out)")
     ax.set(
         xlabel="iteration",
@@ -262,7 +271,11 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         yields = [r.get("designer_yield") or 0.0 for r in design]
         ns = [r.get("designer_requested") or 0 for r in design]
         left.errorbar(
-            xs, yields, yerr=[_binomial_se(p, n) for p, n in zip(yields, ns)], marker="o", capsize=3
+            xs,
+            yields,
+            yerr=[binomial_standard_error(p, n) for p, n in zip(yields, ns)],
+            marker="o",
+            capsize=3,
         )
         rewards = [r.get("designer_reward") for r in design]
         right.errorbar(
@@ -286,7 +299,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         ax.errorbar(
             [r[0] for r in rates],
             [r[2] for r in rates],
-            yerr=[_binomial_se(r[2], r[3]) for r in rates],
+            yerr=[binomial_standard_error(r[2], r[3]) for r in rates],
             fmt="o",
             alpha=0.6,
             capsize=2,
@@ -327,22 +340,20 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
 
     # tables
     lines += ["## Held-out return", "", "![held-out return](results/heldout_return.png)", ""]
-    lines += ["| iteration | " + " | ".join(CONDITIONS) + " |", "|---|" + "---|" * len(CONDITIONS)]
     iterations = sorted(
         {r["iteration"] for rs in runs.values() for r in rs if r.get("eval_return") is not None}
     )
-    for k in iterations:
-        cells = []
-        for records in runs.values():
-            match = [r for r in records if r["iteration"] == k and r.get("eval_return") is not None]
-            cells.append(
-                f"{match[0]['eval_return']:.3f} ± {_se(match[0].get('eval_return_se')):.3f} "
-                f"(n={match[0].get('eval_plays')})"
-                if match
-                else ""
-            )
-        label = "0 (no training)" if k == 0 else str(k)
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    def mean_return(r: dict) -> str:
+        return (
+            f"{r['eval_return']:.3f} ± {_se(r.get('eval_return_se')):.3f} (n={r.get('eval_plays')})"
+        )
+
+    def well_formed(r: dict) -> str:
+        p, n = r["eval_well_formed"], r.get("eval_turns") or 0
+        return f"{p:.3f} ± {binomial_standard_error(p, n):.3f} (n={n})"
+
+    lines += _eval_table(runs, iterations, "eval_return", mean_return)
     lines += [
         "",
         "Replies in the answer format (`\\boxed{}`, `<answer>`, a valid tool call), the",
@@ -350,22 +361,8 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         "",
         "![well-formed replies](results/well_formed.png)",
         "",
-        "| iteration | " + " | ".join(CONDITIONS) + " |",
-        "|---|" + "---|" * len(CONDITIONS),
+        *_eval_table(runs, iterations, "eval_well_formed", well_formed),
     ]
-    for k in iterations:
-        cells = []
-        for records in runs.values():
-            match = [
-                r for r in records if r["iteration"] == k and r.get("eval_well_formed") is not None
-            ]
-            if match:
-                p, n = match[0]["eval_well_formed"], match[0].get("eval_turns") or 0
-                cells.append(f"{p:.3f} ± {_binomial_se(p, n):.3f} (n={n})")
-            else:
-                cells.append("")
-        label = "0 (no training)" if k == 0 else str(k)
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     if base and other:
         same = base[0].get("eval_return") == other[0].get("eval_return")
         lines += [
@@ -387,7 +384,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         reward = r.get("designer_reward")
         lines.append(
             f"| {r['iteration']} | {n} | {r.get('designer_registered')} | {p:.2f} ± "
-            f"{_binomial_se(p, n):.2f} | "
+            f"{binomial_standard_error(p, n):.2f} | "
             + (
                 f"{reward:.3f} ± {r.get('designer_reward_se') or 0:.3f}"
                 if reward is not None

@@ -128,7 +128,7 @@ def generate(
     with load_model(model_spec) as model:
         # A named parent means scaffold mode, whatever size auto would read off the model.
         chosen = "scaffold" if parent is not None else resolve_mode(mode, model)
-        if chosen == "scaffold":
+        if chosen == "scaffold" and parent is None:  # a named parent registered them above
             registry.register_seeds()  # the packaged parents with holes
         config = DesignerConfig(
             n=n,

@@ -20,10 +20,12 @@ __all__ = [
     "BLEND_REGRET_SCALE",
     "RegretEstimate",
     "RewardInputError",
+    "binomial_standard_error",
     "blend",
     "learnability",
     "plateau",
     "regret",
+    "standard_error",
 ]
 
 #: Regret at which the regret half of :func:`blend` saturates.
@@ -121,6 +123,17 @@ def _mean_var(values: list[float]) -> tuple[float, float]:
     if len(values) < 2:
         return mean, math.nan
     return mean, math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
+def standard_error(values: Sequence[float]) -> float:
+    """Standard error of the mean of ``values`` (sample SD / sqrt n); NaN under 2 values."""
+    _, variance = _mean_var(list(values))
+    return math.sqrt(variance / len(values)) if len(values) >= 2 else math.nan
+
+
+def binomial_standard_error(rate: float, n: int) -> float:
+    """Standard error of a rate observed over ``n`` trials; NaN for ``n = 0``."""
+    return math.sqrt(rate * (1 - rate) / n) if n else math.nan
 
 
 def regret(

@@ -157,11 +157,11 @@ class ScaffoldParents:
             if record.status == "rejected" or base_name(record.name) != root:
                 continue
             values = ((record.extra or {}).get("scaffold") or {}).get("values")
-            if values is None:  # a root: its own values
-                try:
-                    values = Scaffold(record.source, record.id).defaults()
-                except Exception:  # an unreadable marker: nothing to compare with
+            if values is None:  # a root: its own values (its scaffold is read once, cached)
+                scaffold = self.scaffold_of(record)
+                if scaffold is None:
                     continue
+                values = scaffold.defaults()
             out.append(Child(record.id, dict(values)))
         return out
 

@@ -31,7 +31,6 @@ other; it keeps the markers, so a child can be a parent in turn.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import difflib
 import hashlib
 import io
@@ -97,35 +96,12 @@ class Hole:
     bounds: tuple[float, float] | None
     start: tuple[int, int]
     end: tuple[int, int]
-    marker: int = 0
-    last_line: int = 0
-
-    def describe(self) -> str:
-        """One line for the designer's prompt."""
-        if self.kind == "rule":
-            return f"- `{self.name}` (rule): {self.what}. Give the new body as a string."
-        bounds = (
-            f", numbers in [{_num(self.bounds[0])}, {_num(self.bounds[1])}]" if self.bounds else ""
-        )
-        return f"- `{self.name}` ({_type_name(self.default)}{bounds}): {self.what}"
+    marker: int
+    last_line: int
 
 
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "list"
-    return "object with keys " + ", ".join(map(str, value))
 
 
 def _literal_kind_ok(value: Any) -> bool:
@@ -203,10 +179,7 @@ class Scaffold:
                     f"{self.parent_id} line {line}: a '# hole:' marker must stand directly "
                     "above the assignment or function it opens up."
                 )
-            hole = self._hole(node, text, line)
-            holes.append(
-                dataclasses.replace(hole, marker=line, last_line=node.end_lineno or hole.end[0])
-            )
+            holes.append(self._hole(node, text, line))
         spans = sorted((h.marker, h.last_line, h.name) for h in holes)
         for (_, end, first), (start, _, second) in itertools.pairwise(spans):
             if start <= end:
@@ -241,6 +214,8 @@ class Scaffold:
                 default=textwrap.dedent(segment),
                 bounds=None,
                 start=(start.lineno, 0),
+                marker=line,
+                last_line=node.end_lineno or node.lineno,
                 end=(
                     stop.end_lineno or stop.lineno,
                     len(self.source.splitlines()[stop.end_lineno - 1]),
@@ -282,6 +257,8 @@ class Scaffold:
             bounds=bounds,
             start=(value.lineno, value.col_offset),
             end=(value.end_lineno or value.lineno, value.end_col_offset or 0),
+            marker=line,
+            last_line=node.end_lineno or node.lineno,
         )
 
     # ----- the prompt's view -----------------------------------------------------------------
@@ -363,7 +340,7 @@ class Scaffold:
                 indent = re.match(r"\s*", lines[hole.start[0] - 1]).group(0)  # type: ignore[union-attr]
                 text = textwrap.indent(value.strip("\n"), indent)
             else:
-                text = _render(value)
+                text = repr(value)  # a Python literal of the checked JSON value
             edits.append((at(hole.start), at(hole.end), text))
         source = self.source
         for begin, finish, text in sorted(edits, reverse=True):
@@ -394,11 +371,6 @@ def _environment_class(source: str) -> str:
 def base_name(name: str) -> str:
     """``NumberGuessXa1b2c3`` -> ``NumberGuess``: a name without its scaffold suffix."""
     return _CHILD_SUFFIX.sub("", name) or name
-
-
-def _render(value: Any) -> str:
-    """A Python literal for a JSON value (``repr`` keeps every type's literal form)."""
-    return repr(value)
 
 
 def _rename(source: str, old: str, new: str) -> str:

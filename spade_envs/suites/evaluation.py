@@ -17,7 +17,6 @@ that finished; failed plays are counted by kind and never scored as losses.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -199,12 +198,13 @@ class CategoryScore:
     @classmethod
     def of(cls, category: str, tasks: int, episodes: list[Any]) -> CategoryScore:
         from ..agent.failures import play_failure
+        from ..agent.rewards import binomial_standard_error
 
         finished = [e for e in episodes if play_failure(e) is None]
         n = len(finished)
         wins = sum(bool(e.won) for e in finished)
         rate = wins / n if n else None
-        stderr = math.sqrt(rate * (1 - rate) / n) if n else None
+        stderr = binomial_standard_error(rate, n) if n else None
         mean = sum(e.episode_return for e in finished) / n if n else None
         return cls(category, tasks, n, wins, rate, stderr, mean, len(episodes) - n)
 

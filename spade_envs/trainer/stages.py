@@ -9,6 +9,7 @@ an iteration where every play failed stops the run with :class:`IterationFailedE
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,13 +53,11 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _standard_error(values: Sequence[float]) -> float | None:
-    """The standard error of the mean of ``values`` (sample standard deviation / sqrt n);
-    None for fewer than two values."""
-    n = len(values)
-    if n < 2:
-        return None
-    mean = sum(values) / n
-    return (sum((v - mean) ** 2 for v in values) / (n - 1) / n) ** 0.5
+    """:func:`~spade_envs.agent.rewards.standard_error`, None (not NaN: JSON) under 2 values."""
+    from ..agent.rewards import standard_error
+
+    error = standard_error(values)
+    return None if math.isnan(error) else error
 
 
 def _number(value: float | None, spec: str) -> str:

@@ -144,3 +144,14 @@ def test_learnability_and_plateau_reject_bad_rates():
             plateau(bad)
     with pytest.raises(RewardInputError, match="regret"):
         blend(math.nan, 0.5)
+
+
+def test_standard_errors_of_a_mean_and_of_a_rate():
+    import math
+
+    from spade_envs.agent.rewards import binomial_standard_error, standard_error
+
+    assert standard_error([1.0, 0.0, 1.0, 0.0]) == pytest.approx((1 / 3 / 4) ** 0.5)
+    assert math.isnan(standard_error([1.0])) and math.isnan(standard_error([]))
+    assert binomial_standard_error(0.5, 4) == 0.25
+    assert math.isnan(binomial_standard_error(0.0, 0))

@@ -69,7 +69,6 @@ def test_holes_are_read_with_names_types_bounds_and_defaults(toy):
     }  # a rule hole is listed in the marked source, its body not inlined
     assert "def hint(self) -> str:\n    ..." in toy.marked_source()
     assert "# hole: turns allowed [1, 9]\nmax_turns = 3" in toy.marked_source()
-    assert "numbers in [1, 9]" in toy.by_name["max_turns"].describe()
 
 
 def test_a_filling_becomes_a_complete_renamed_module(toy):
@@ -104,7 +103,7 @@ def test_every_seed_with_holes_fills_back_to_itself():
         assert filled.replace(new_name, name) == source.replace("\r\n", "\n") or ast.dump(
             ast.parse(filled.replace(new_name, name))
         ) == ast.dump(ast.parse(source)), name
-    assert found >= 1
+    assert found == len(seed_names())  # every seed declares holes
 
 
 @pytest.mark.parametrize(
