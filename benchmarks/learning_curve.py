@@ -92,6 +92,7 @@ def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     """(iteration registered, id, latest win rate, plays) of the run's synthesized envs."""
     from spade_envs.registry import Registry
     from spade_envs.trainer.report import synthesized
+    from spade_envs.trainer.view import tag_iteration
 
     run_id = json.loads((run_dir / "checkpoints" / "run.json").read_text())["run_id"]
     registry = Registry(f"sqlite:///{run_dir / 'registry.db'}")
@@ -99,7 +100,7 @@ def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     for record in synthesized(registry, run_id):
         stats = registry.play_stats(record.id)
         if stats:
-            k = int(record.extra["designer_run"].removeprefix(f"{run_id}-iter"))
+            k = tag_iteration(record.extra["designer_run"], run_id)
             out.append((k, record.id, stats[0].win_rate, stats[0].plays_without_hint))
     registry.close()
     return sorted(out)

@@ -16,7 +16,7 @@ Modes:
         with none at all the attempt falls back to ``new`` (recorded).
     scaffold: new values for the declared holes of a parent (:mod:`.scaffold`), as a
         JSON object; the filled parent is a complete module that takes the same road
-        (gate, novelty -- of the filling, against the parent and its siblings --,
+        (gate, novelty -- of the filling, against the parent and its whole family --,
         registration with the parent and the filling as lineage). For small models,
         which cannot write whole modules.
     auto: ``scaffold`` for models under :data:`SCAFFOLD_BELOW_PARAMETERS` parameters,
@@ -56,7 +56,7 @@ MODES = ("new", "edit", "scaffold")
 #: Models smaller than this get ``scaffold`` under ``mode="auto"``: SmolLM2-135M registers
 #: nothing in ``new``/``edit`` (it cannot copy a 50-line module) and fills holes well
 #: enough (``benchmarks/designer_yield.py``); no model between 135M and this size could be
-#: measured here, so the bound is where full-code writing is reported to start working.
+#: measured here, so the bound is a placeholder until one is.
 SCAFFOLD_BELOW_PARAMETERS = 1_000_000_000
 #: Stages an attempt passes, in order; an attempt stops at the first it fails.
 STAGES = ("requested", "generated", "parsed", "valid", "novel", "registered")
@@ -96,7 +96,7 @@ class DesignerConfig:
             trainer's evaluation seeds), nor are their scaffolded children.
         filling_threshold: ``scaffold`` only: minimum
             :func:`~spade_envs.generator.scaffold.filling_distance` of a filling to its
-            parent's values and to every registered sibling's.
+            parent's values and to every version of its family (same base name).
         budget: Validation budget (``fast``, ``default``, ``thorough``).
         difficulty: Words for the prompt (``easy``, ``medium``, ``hard``).
         references: Similar environments shown in a ``new`` prompt.

@@ -158,7 +158,7 @@ class DesignerSettings:
         budget: Validation budget: ``fast``, ``default`` or ``thorough``.
         novelty_threshold: Minimum distance to stored environments.
         filling_threshold: ``scaffold``: minimum filling distance to the parent's values
-            and its registered children's.
+            and to every version of its family.
         max_tokens: Longest reply.
         temperature: Sampling temperature; the designer's samples are trained under it
             (> 0 in ``selfplay`` mode: greedy replies cannot be trained on).

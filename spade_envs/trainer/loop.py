@@ -464,20 +464,13 @@ class SelfPlayTrainer:
         """``eval.before_training``: the untrained model's evaluation, as iteration 0. Only
         on a start from scratch (which empties ``metrics.jsonl``), so every rank decides
         alike and a resumed run never evaluates it twice."""
+        from .metrics import METRIC_FIELDS
+
         evaluation = self._evaluate(0)
-        record = {"iteration": 0}
-        for key in (
-            "eval_return",
-            "eval_return_se",
-            "eval_win_rate",
-            "eval_plays",
-            "eval_well_formed",
-            "eval_turns",
-            "eval_failed",
-        ):
-            record[key] = evaluation.get(key)
+        record: dict[str, Any] = {"iteration": 0}
+        record.update({k: v for k, v in evaluation.items() if k in METRIC_FIELDS})
         record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
-        record["seconds_eval"] = evaluation.get("seconds_eval", 0.0)
+        record["eval_failed"] = evaluation["eval_failed"] + evaluation.get("eval_failed_suites", 0)
         if self.dist.is_main:
             self.metrics.write(record)
 

@@ -245,12 +245,13 @@ def summary_table(records: Sequence[dict[str, Any]]) -> str:
 
 def synthesized(registry: Any, run_id: str) -> list[Any]:
     """The environments this run's designer registered (every iteration), oldest first."""
-    prefix = f"{run_id}-iter"
+    from .view import tag_iteration
+
     found = [
         record
         for record in registry.iter_records()
         if record.origin == "designer"
-        and str((record.extra or {}).get("designer_run", "")).startswith(prefix)
+        and tag_iteration((record.extra or {}).get("designer_run", ""), run_id) is not None
     ]
     return sorted(found, key=lambda r: r.key)
 

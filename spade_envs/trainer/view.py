@@ -21,13 +21,20 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["RunView", "iteration_tag"]
+__all__ = ["RunView", "iteration_tag", "tag_iteration"]
 
 
 def iteration_tag(run_id: str, iteration: int) -> str:
     """``<run>-iter<k>``: the designer run id of an iteration and the checkpoint name its
     play statistics are stored under."""
     return f"{run_id}-iter{iteration}"
+
+
+def tag_iteration(tag: str, run_id: str) -> int | None:
+    """The iteration of an :func:`iteration_tag` of ``run_id``; None for another run's tag."""
+    prefix = iteration_tag(run_id, 0)[:-1]
+    rest = tag.removeprefix(prefix) if isinstance(tag, str) and tag.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else None
 
 
 class RunView:

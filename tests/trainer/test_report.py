@@ -137,3 +137,11 @@ def test_closing_summary_names_the_synthesized_ids_yield_failures_and_plots(tmp_
     assert json.loads(path.read_text()) == ["spade/NumberGuessXabc123-v1"]
     assert "synthesized environments: none" in closing_summary([], [], tmp_path)
     registry.close()
+
+
+def test_an_iteration_tag_reads_back_only_for_its_own_run():
+    from spade_envs.trainer.view import iteration_tag, tag_iteration
+
+    assert tag_iteration(iteration_tag("run7", 12), "run7") == 12
+    assert tag_iteration(iteration_tag("run70", 2), "run7") is None  # another run's tag
+    assert tag_iteration("run7-iterx", "run7") is None and tag_iteration("", "run7") is None
