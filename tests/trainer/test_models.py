@@ -1,17 +1,19 @@
-"""The trainer's models: generation timing, devices, and the weight push to a vLLM engine
-(checked against a stand-in engine: vLLM itself needs a GPU)."""
+"""The trainer's models: generation timing, devices, the weight check before a push to a
+vLLM engine, and the advice when vLLM is missing."""
 
 from __future__ import annotations
 
 import importlib
 import os
-from types import SimpleNamespace
 
 import pytest
 
 from spade_envs.error import SpadeError
+from spade_envs.llm import LLMConfigError, VLLMChatModel, WeightSyncError, load_model
 from spade_envs.llm.base import ChatModel, Completion
-from spade_envs.trainer.models import TimedModel, push_weights, resolve_device
+from spade_envs.trainer.adapters import merged_weights
+from spade_envs.trainer.config import ModelSettings
+from spade_envs.trainer.models import TimedModel, load_models, push_weights, resolve_device
 
 from .ddp_worker import tiny_llama
 
@@ -58,55 +60,55 @@ def test_devices_resolve_to_the_local_gpu_or_the_cpu():
             resolve_device("cuda", 0)
 
 
-class _VLLMModel:
-    """What a vLLM worker's model offers the push: load_weights over (name, tensor)."""
+def _detached_vllm_model(path) -> VLLMChatModel:
+    """A VLLMChatModel over the checkpoint at ``path`` whose engine must never be reached:
+    the weight check runs before anything is written or sent (the real engine is tested
+    in tests/llm/test_vllm.py, from .venv-vllm)."""
 
-    def __init__(self) -> None:
-        self.loaded: dict = {}
+    class _Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError(f"the engine was touched ({name})")
 
-    def load_weights(self, weights):
-        self.loaded.update(dict(weights))
-
-
-class _Engine:
-    def __init__(self, modern: bool = True) -> None:
-        self.model = _VLLMModel()
-        self.resets = 0
-        runner = SimpleNamespace(model=self.model)
-        self.llm_engine = SimpleNamespace(
-            model_executor=SimpleNamespace(driver_worker=SimpleNamespace(model_runner=runner))
-        )
-        if modern:
-            self.apply_model = lambda fn: [fn(self.model)]
-
-    def reset_prefix_cache(self) -> None:
-        self.resets += 1
+    model = VLLMChatModel.__new__(VLLMChatModel)
+    model.path, model.name, model.engine, model._weights_dir = str(path), "tiny", _Untouchable(), None
+    return model
 
 
-@pytest.mark.parametrize("modern", [True, False])
-def test_push_sends_merged_weights_under_the_base_names(modern):
+def test_push_checks_names_and_shapes_before_the_engine(tmp_path):
     import torch
 
-    from spade_envs.trainer.lora import apply_lora
+    from spade_envs.trainer.adapters import add_adapters
 
-    model = tiny_llama(seed=1)
-    apply_lora(model, rank=2, alpha=4.0, targets=("q_proj", "v_proj"), seed=0)
-    layer = model.model.layers[0].self_attn.q_proj
-    with torch.no_grad():
-        layer.lora_b.fill_(0.5)  # a trained adapter
-    engine = _Engine(modern)
-    assert push_weights(SimpleNamespace(engine=engine), model)
-    loaded = engine.model.loaded
-    assert not any("lora" in name or ".base." in name for name in loaded)
-    assert "model.layers.0.self_attn.q_proj.weight" in loaded
-    assert torch.allclose(loaded["model.layers.0.self_attn.q_proj.weight"], layer.merged_weight())
-    assert not torch.equal(loaded["model.layers.0.self_attn.q_proj.weight"], layer.base.weight)
-    assert engine.resets == 1  # cached keys/values of the old weights are dropped
+    tiny_llama(seed=1, tie=True).save_pretrained(tmp_path)  # safetensors, lm_head tied
+    model = tiny_llama(seed=1, tie=True)
+    add_adapters(model, rank=2, alpha=4.0, targets=("q_proj",), seed=0)
+    engine = _detached_vllm_model(tmp_path)
+    checked = engine._checked(merged_weights(model))  # adapters folded in, tied head dropped
+    assert "lm_head.weight" not in checked and "model.layers.0.self_attn.q_proj.weight" in checked
+    assert not any("lora" in k or "base_layer" in k for k in checked)
+    with pytest.raises(WeightSyncError, match=r"unknown name\(s\).*base_layer"):
+        engine.load_weights(model.state_dict())  # adapters not folded in
+    wrong = {**merged_weights(model), "model.norm.weight": torch.ones(3)}
+    with pytest.raises(WeightSyncError, match=r"model.norm.weight: \(3,\) vs \(32,\)"):
+        engine.load_weights(wrong)
+    with pytest.raises(WeightSyncError, match="holds no safetensors"):
+        _detached_vllm_model(tmp_path / "empty").load_weights(merged_weights(model))
 
 
-def test_push_is_a_no_op_for_the_transformers_backend_and_explains_old_vllm():
-    model = tiny_llama()
-    assert push_weights(_Echo(), model) is False
-    broken = SimpleNamespace(engine=SimpleNamespace(llm_engine=SimpleNamespace()))
-    with pytest.raises(SpadeError, match="neither LLM.apply_model nor the V0 driver worker"):
-        push_weights(broken, model)
+def test_push_is_a_no_op_for_the_transformers_backend():
+    assert push_weights(_Echo(), tiny_llama()) is False
+    assert push_weights(TimedModel(_Echo()), tiny_llama()) is False
+
+
+def test_a_vllm_spec_without_vllm_names_the_command_that_builds_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a)
+    )
+    with pytest.raises(LLMConfigError, match=r"make \.venv-vllm.*\.venv-vllm/bin/spade-envs"):
+        load_model("vllm:smollm2")
+    settings = ModelSettings(backend="vllm", device="cpu")
+    with pytest.raises(SpadeError, match=r"model.backend is vllm.*make \.venv-vllm"):
+        load_models(settings)

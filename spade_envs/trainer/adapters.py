@@ -1,0 +1,165 @@
+"""LoRA adapters through peft, and the trained weights as the base model names them.
+
+The learner adds adapters with :func:`add_adapters` (peft's ``get_peft_model``: only the
+adapters train, ``B`` starts at zero so the adapted model starts equal to the base model).
+peft changes the Hugging Face model in place, so the model the transformers backend
+generates with is the adapted one. Adapters are saved in peft's own format
+(``adapter_config.json`` + ``adapter_model.safetensors``), which ``PeftModel.from_pretrained``
+and vLLM's LoRA support read.
+
+:func:`merged_weights` gives the weights with the adapters folded in under the base
+model's own names, without changing the model: what a generation engine that loaded the
+base checkpoint reloads after an update.
+
+peft and torch are imported inside the functions, so importing this module stays light.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..error import SpadeError, suggest
+
+__all__ = [
+    "ADAPTER_NAME",
+    "LoRAError",
+    "add_adapters",
+    "adapter_state",
+    "adapters_disabled",
+    "load_adapter_state",
+    "merged_weights",
+]
+
+#: peft's name for the one adapter the learner trains.
+ADAPTER_NAME = "default"
+
+_INSTALL = "Install it with: pip install 'spade-envs[train]' (it pins peft with the rest)."
+
+
+class LoRAError(SpadeError, ValueError):
+    """LoRA cannot be applied as asked (bad rank, no matching layer, wrong state)."""
+
+
+def _linear_names(model: Any) -> list[str]:
+    from torch import nn
+
+    return sorted(
+        {name.rsplit(".", 1)[-1] for name, m in model.named_modules() if isinstance(m, nn.Linear)}
+    )
+
+
+def add_adapters(
+    model: Any, *, rank: int, alpha: float, targets: Sequence[str], seed: int = 0
+) -> Any:
+    """Add trainable LoRA adapters to the linear layers named in ``targets``.
+
+    Args:
+        model: A Hugging Face causal LM, changed in place (its other weights freeze).
+        rank: Adapter rank (> 0).
+        alpha: Scale numerator: the update is ``alpha / rank * B A``.
+        targets: Linear layer name endings, e.g. ``("q_proj", "v_proj")``.
+        seed: Seeds the adapters' initialisation.
+
+    Returns:
+        The ``peft.PeftModel`` around ``model`` (``model`` itself now runs with the
+        adapters).
+
+    Raises:
+        LoRAError: Bad rank or alpha, adapters already added, no linear layer matched
+            (the message lists the model's linear layer names), or peft is missing.
+    """
+    import torch
+
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        raise LoRAError(f"LoRA rank must be a positive int, got {rank!r}.")
+    if not alpha > 0:
+        raise LoRAError(f"LoRA alpha must be > 0, got {alpha!r}.")
+    try:
+        import peft
+    except ImportError as exc:
+        raise LoRAError(f"LoRA needs peft ({exc}). {_INSTALL}") from None
+    if any(isinstance(m, peft.tuners.lora.LoraLayer) for m in model.modules()):
+        raise LoRAError("LoRA adapters are already on this model; add them once.")
+    wanted = list(dict.fromkeys(targets))
+    names = _linear_names(model)
+    missing = [t for t in wanted if t not in names]
+    if not wanted or len(missing) == len(wanted):
+        hint = suggest(wanted[0], names) if len(wanted) == 1 else ""
+        raise LoRAError(
+            f"No linear layer named {sorted(wanted)} in the model.{hint} Its linear layers "
+            f"are named {names}; set lora_targets to some of them."
+        )
+    config = peft.LoraConfig(
+        r=rank,
+        lora_alpha=alpha,
+        target_modules=wanted,
+        lora_dropout=0.0,  # the update must see the policy that generated
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return peft.get_peft_model(model, config, adapter_name=ADAPTER_NAME)
+
+
+@contextlib.contextmanager
+def adapters_disabled(adapted: Any) -> Iterator[None]:
+    """Run the model as its base model (adapters off) inside the block."""
+    with adapted.disable_adapter():
+        yield
+
+
+def adapter_state(adapted: Any) -> dict[str, Any]:
+    """The adapter weights in peft's naming, detached copies."""
+    from peft import get_peft_model_state_dict
+
+    state = get_peft_model_state_dict(adapted, adapter_name=ADAPTER_NAME)
+    return {k: v.detach().clone() for k, v in state.items()}
+
+
+def load_adapter_state(adapted: Any, state: dict[str, Any]) -> None:
+    """Load what :func:`adapter_state` returned.
+
+    Raises:
+        LoRAError: The saved adapters are not this model's (other targets or rank).
+    """
+    from peft import set_peft_model_state_dict
+
+    wanted = set(adapter_state(adapted))
+    if set(state) != wanted:
+        raise LoRAError(
+            f"The saved adapters do not match this model's LoRA layers ({len(state)} saved, "
+            f"{len(wanted)} here); use the same lora_targets."
+        )
+    try:
+        set_peft_model_state_dict(adapted, state, adapter_name=ADAPTER_NAME)
+    except RuntimeError as exc:  # shapes: another rank
+        raise LoRAError(f"The saved adapters do not fit this model: {exc}") from None
+
+
+def merged_weights(model: Any) -> dict[str, Any]:
+    """The model's weights with any LoRA adapters folded in, under the base model's names.
+
+    ``...q_proj.base_layer.weight`` becomes ``...q_proj.weight`` holding ``W + s B A``
+    (peft's ``get_delta_weight``); adapter tensors are left out. The model is not
+    changed (peft's merge/unmerge would round the base weights in bf16). Tensors that are
+    not adapted are returned as they are (not copied).
+    """
+    from peft.tuners.lora import LoraLayer
+
+    layers = {name: m for name, m in model.named_modules() if isinstance(m, LoraLayer)}
+    out: dict[str, Any] = {}
+    for key, value in model.state_dict().items():
+        if ".lora_" in key:
+            continue
+        name, sep, leaf = key.partition(".base_layer.")
+        if sep and name in layers:
+            key = f"{name}.{leaf}"
+            if leaf == "weight":
+                layer = layers[name]
+                delta = layer.get_delta_weight(ADAPTER_NAME)
+                value = value + delta.to(value.dtype)
+        out[key] = value.detach()
+    return out
