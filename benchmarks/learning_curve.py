@@ -38,7 +38,7 @@ CONDITIONS = {
     "selfplay": [],
     "fixed-pool": ["--set", "mode=fixed-pool", "--set", "agent.pool_envs=5"],
 }
-LEARNABLE = (0.15, 0.85)  # the memory's high-regret win-rate band
+LEARNABLE = (0.15, 0.85)  # the memory's high-hint-gain win-rate band
 TIME_FIELDS = (
     "seconds_generate",
     "seconds_validate",

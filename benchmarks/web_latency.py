@@ -4,7 +4,7 @@ Builds (once; cached) a SQLite registry of 100,000 synthetic versions (the 32 se
 each renamed and varied, as ``registry_scale.py`` does), with play statistics for most
 of them and hashing embeddings for all, starts ``spade-envs serve`` on 127.0.0.1 in a
 child process, and times pages over HTTP: the list (filters, sorts, first and deep
-pages, the regret range), full-text and semantic search, and environment pages.
+pages, the hint-gain range), full-text and semantic search, and environment pages.
 Prints the median and 95th percentile of each against the 200 ms target.
 
     python benchmarks/web_latency.py [--n 100000] [--cache DIR] [--repeat 20]
@@ -81,7 +81,7 @@ def build_registry(db: Path, n: int, seed: int = 0) -> None:
     insert = text(
         "INSERT INTO play_stats (environment_id, checkpoint, plays_with_hint, "
         "plays_without_hint, mean_return_with_hint, mean_return_without_hint, win_rate, "
-        "regret, updated_at) VALUES (:e, :c, :ph, :pn, :rh, :rn, :w, :r, :u)"
+        "hint_gain, updated_at) VALUES (:e, :c, :ph, :pn, :rh, :rn, :w, :r, :u)"
     )
     for start in range(0, len(rows), 5000):
         with registry.engine.begin() as conn:
@@ -175,12 +175,12 @@ def main() -> None:
             "list: first page": ["/envs"],
             "list: deep pages (middle, last)": [f"/envs?page={pages // 2}", f"/envs?page={pages}"],
             "list: filter + sort (skill, kind/status, name)": [
-                "/envs?skill=logic&sort=regret",
+                "/envs?skill=logic&sort=hint_gain",
                 "/envs?kind=tool&status=validated&sort=novelty&page=50",
                 f"/envs?sort=name&page={pages * 3 // 4}",
             ],
-            "list: regret range, deep page": [
-                "/envs?regret_min=0.2&regret_max=0.4&sort=regret&page=100",
+            "list: hint-gain range, deep page": [
+                "/envs?hint_gain_min=0.2&hint_gain_max=0.4&sort=hint_gain&page=100",
             ],
             # Every full-text query is new (searches over the whole corpus are cached per
             # catalog snapshot, which the next row measures).

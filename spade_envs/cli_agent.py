@@ -270,13 +270,21 @@ def rollout_command(**kwargs: Any) -> None:
     show_default=True,
     help="Write the results to the registry's play statistics.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON lines.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the rows as JSON lines (the unfloored difference is 'hint_gain', called "
+    "'raw_regret' before; 'regret' is the floored reward).",
+)
 def regret_command(**kwargs: Any) -> None:
     """Estimate each environment's regret: K plays with the hint, K without, matched.
 
-    Prints env, mean return with and without the hint, regret ± standard error, win
-    rate (unhinted), the blend reward and how many plays each side rests on; stores
-    them in the registry's play statistics for the model (the checkpoint). Failed
+    Prints env, mean return with and without the hint, the hint gain (with minus
+    without, not floored) ± its standard error, the regret (the gain floored at 0, less
+    the penalty for failed plays: the designer's reward), win rate (unhinted), the blend
+    reward and how many plays each side rests on; stores the returns and the hint gain
+    in the registry's play statistics for the model (the checkpoint). Failed
     plays are counted by outcome and left out of the means; when every play failed the
     command exits with status 1 and the first failure's message.
 

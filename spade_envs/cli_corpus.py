@@ -35,6 +35,22 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+class _SortChoice(click.Choice):
+    """``--sort`` of ``list``: ``regret``, the old name of ``hint_gain``, still works (with
+    a message on stderr naming the new one) so scripts written before the rename run."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "regret":
+            click.echo(
+                "spade-envs list: --sort regret is deprecated and will be removed: the "
+                "registry ranks by the hint gain (mean return with the hint minus without "
+                "it, not floored); use --sort hint_gain.",
+                err=True,
+            )
+            return "hint_gain"
+        return super().convert(value, param, ctx)
+
+
 @click.command("list")
 @click.option("--skill", help="Only this skill.")
 @click.option("--kind", type=click.Choice(KINDS), help="Only text, tool or game environments.")
@@ -43,10 +59,11 @@ def _short(text: str, width: int) -> str:
 @click.option("--suite", help="Only versions imported from this suite (reasoning-gym, rlve).")
 @click.option(
     "--sort",
-    type=click.Choice(["created", "regret", "name"]),
+    type=_SortChoice(["created", "hint_gain", "name"]),
     default="created",
     show_default=True,
-    help="created: newest first; regret: highest regret of any checkpoint first.",
+    help="created: newest first; hint_gain: highest hint gain (mean return with the hint "
+    "minus without it) of any checkpoint first.",
 )
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line.")
@@ -64,7 +81,7 @@ def list_registered(
 
     \b
     Examples:
-      spade-envs list --skill logic --status validated --sort regret
+      spade-envs list --skill logic --status validated --sort hint_gain
       spade-envs list --suite rlve --status validated
     """
     if suite is not None:
@@ -130,7 +147,7 @@ def show(env_id: str, code: bool) -> None:
     click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
     for stats in registry.play_stats(env_id):
         click.echo(
-            f"{'played':>11}: {stats.checkpoint}: regret {stats.regret:+.2f}, win rate "
+            f"{'played':>11}: {stats.checkpoint}: hint gain {stats.hint_gain:+.2f}, win rate "
             f"{stats.win_rate:.2f} ({stats.plays_without_hint} plays without hint, "
             f"{stats.plays_with_hint} with)"
         )

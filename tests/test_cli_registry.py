@@ -149,3 +149,40 @@ def test_register_refuses_a_seed_name_on_other_code(runner, tmp_path):
     result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
     assert result.exit_code == 2 and "Rename the environment class" in result.output
     assert "0 environment version(s)" in runner.invoke(main, ["list"]).output
+
+
+def test_list_sorts_by_hint_gain_and_the_old_sort_name_still_works(runner, tmp_path):
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+
+    registry = Registry()
+    for name, with_hint, without in (("Nim", 0.25, 0.75), ("NumberGuess", 0.75, 0.25)):
+        record = registry.register(seed_source(name), describe(seed_class(name)))
+        registry.record_play_stats(
+            record.id,
+            "ckpt",
+            plays_with_hint=4,
+            plays_without_hint=4,
+            mean_return_with_hint=with_hint,
+            mean_return_without_hint=without,
+            win_rate=without,
+        )
+    registry.register(seed_source("Mastermind"), describe(seed_class("Mastermind")))
+    registry.close()
+    ranked = ["spade/NumberGuess-v1", "spade/Nim-v1", "spade/Mastermind-v1"]  # unplayed last
+
+    result = runner.invoke(main, ["list", "--sort", "hint_gain", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ranked
+    assert result.stderr == ""
+
+    old = runner.invoke(main, ["list", "--sort", "regret", "--json"])
+    assert old.exit_code == 0, old.output
+    assert [json.loads(line)["id"] for line in old.stdout.splitlines()] == ranked
+    assert "--sort regret is deprecated" in old.stderr and "use --sort hint_gain" in old.stderr
+
+    wrong = runner.invoke(main, ["list", "--sort", "gain"])
+    assert wrong.exit_code == 2 and "not one of 'created', 'hint_gain', 'name'" in wrong.output
+    # The floored regret is the designer's reward; the registry shows the signed gain.
+    shown = runner.invoke(main, ["show", "spade/Nim-v1"])
+    assert "ckpt: hint gain -0.50, win rate 0.75" in shown.output

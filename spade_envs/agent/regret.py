@@ -20,6 +20,7 @@ and people browsing the corpus find them.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -77,8 +78,9 @@ class RegretRow:
         mean_with_hint: Mean return of the hinted plays that finished.
         mean_without_hint: Mean return of the unhinted plays that finished.
         regret: The floored, penalised regret (the designer's regret reward).
-        raw_regret: Mean with minus mean without, not floored (what the registry stores).
-        stderr: Standard error of ``raw_regret`` (NaN with fewer than 2 plays a side).
+        hint_gain: Mean with minus mean without, not floored (what the registry stores as
+            ``PlayStats.hint_gain``).
+        stderr: Standard error of ``hint_gain`` (NaN with fewer than 2 plays a side).
         n_with_hint: Hinted plays it rests on.
         n_without_hint: Unhinted plays it rests on.
         failed: Plays whose environment failed (``env_errors + timeouts +
@@ -97,7 +99,7 @@ class RegretRow:
     mean_with_hint: float
     mean_without_hint: float
     regret: float
-    raw_regret: float
+    hint_gain: float
     stderr: float
     n_with_hint: int
     n_without_hint: int
@@ -120,6 +122,17 @@ class RegretRow:
             sandbox_crashed=self.sandbox_crashes,
             model_error=self.model_errors,
         )
+
+    @property
+    def raw_regret(self) -> float:
+        """Deprecated name of :attr:`hint_gain`."""
+        warnings.warn(
+            "RegretRow.raw_regret is deprecated: use RegretRow.hint_gain (the unfloored "
+            "return with the hint minus without it).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.hint_gain
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,7 +166,7 @@ def regret_rows(
                 mean_with_hint=estimate.mean_with_hint,
                 mean_without_hint=estimate.mean_without_hint,
                 regret=estimate.value,
-                raw_regret=estimate.raw,
+                hint_gain=estimate.hint_gain,
                 stderr=estimate.stderr,
                 n_with_hint=estimate.n_with_hint,
                 n_without_hint=estimate.n_without_hint,
@@ -190,10 +203,11 @@ class RegretReport:
         return FailureCounts.of(self.episodes)
 
     def table(self) -> str:
-        """A text table: env, returns with/without hint, regret ± error, win rate, n, and
+        """A text table: env, returns with/without hint, hint gain ± its standard error,
+        regret (the gain floored at 0, less the failure penalty), win rate, blend, n, and
         the failed plays by outcome. A side with no finished play shows ``n/a``, not 0."""
         head = (
-            f"{'env':<32} {'with hint':>9} {'without':>9} {'regret':>17} "
+            f"{'env':<32} {'with hint':>9} {'without':>9} {'hint gain':>17} {'regret':>7} "
             f"{'win rate':>8} {'blend':>6} {'n':>7}"
         )
         lines = [head, "-" * len(head)]
@@ -204,9 +218,10 @@ class RegretReport:
             wins = f"{r.win_rate:.2f}" if r.n_without_hint else "n/a"
             listed = r.failures.summary()
             failed = f"  failed: {listed}" if listed else ""
+            gain = f"{r.hint_gain:>+7.3f}" if r.n_with_hint and r.n_without_hint else "    n/a"
             lines.append(
                 f"{r.env_id:<32} {with_hint:>9} {without:>9} "
-                f"{r.regret:>7.3f} ± {error:>7} {wins:>8} {r.blend:>6.3f} "
+                f"{gain} ± {error:>7} {r.regret:>7.3f} {wins:>8} {r.blend:>6.3f} "
                 f"{r.n_with_hint:>3}/{r.n_without_hint:<3}{failed}"
             )
         total = self.failures

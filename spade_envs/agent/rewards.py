@@ -1,15 +1,18 @@
 """Regret and the designer's rewards: small pure functions of play results.
 
 ``regret`` is what the SPADE method rewards the Environment Designer with: the agent's
-mean return with a privileged hint minus its mean return without it, floored at 0
-(as the SPADE code does). ``blend`` is the reward of the released SPADE game recipes,
-mixing regret with a win-rate plateau; ``learnability`` is ``p(1 - p)`` of the unhinted
-solve rate (Absolute Zero / verifiers style). Nothing here touches a model or an env.
+mean return with a privileged hint minus its mean return without it (the *hint gain*),
+floored at 0 (as the SPADE code does). The hint gain itself, unfloored, is what the
+registry stores per checkpoint (``PlayStats.hint_gain``). ``blend`` is the reward of the
+released SPADE game recipes, mixing regret with a win-rate plateau; ``learnability`` is
+``p(1 - p)`` of the unhinted solve rate (Absolute Zero / verifiers style). Nothing here
+touches a model or an env.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -43,14 +46,14 @@ class RegretEstimate:
     """The regret of one environment, with what it rests on.
 
     Attributes:
-        value: ``max(0, raw) - timeout_penalty * failed_share``: the designer's regret
-            reward. Negative only through the penalty for plays whose environment hung
-            or crashed.
-        raw: Mean return with the hint minus mean return without it (not floored; may
-            be negative: small models are often *hurt* by a hint).
+        value: ``max(0, hint_gain) - timeout_penalty * failed_share``: the designer's
+            regret reward. Negative only through the penalty for plays whose environment
+            hung or crashed.
+        hint_gain: Mean return with the hint minus mean return without it (not floored;
+            may be negative: small models are often *hurt* by a hint).
         mean_with_hint: Mean return of the hinted plays that finished (0 when none did).
         mean_without_hint: Mean return of the unhinted plays that finished.
-        stderr: Standard error of ``raw`` (unpaired, sqrt(var_w/n_w + var_o/n_o) with
+        stderr: Standard error of ``hint_gain`` (unpaired, sqrt(var_w/n_w + var_o/n_o) with
             sample variances); NaN when either side has fewer than 2 finished plays.
         n_with_hint: Hinted plays that finished.
         n_without_hint: Unhinted plays that finished.
@@ -59,7 +62,7 @@ class RegretEstimate:
     """
 
     value: float
-    raw: float
+    hint_gain: float
     mean_with_hint: float
     mean_without_hint: float
     stderr: float
@@ -71,6 +74,17 @@ class RegretEstimate:
     def n(self) -> int:
         """Finished plays the estimate rests on (both kinds)."""
         return self.n_with_hint + self.n_without_hint
+
+    @property
+    def raw(self) -> float:
+        """Deprecated name of :attr:`hint_gain`."""
+        warnings.warn(
+            "RegretEstimate.raw is deprecated: use RegretEstimate.hint_gain (the unfloored "
+            "return with the hint minus without it).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.hint_gain
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "n": self.n}
@@ -168,10 +182,10 @@ def regret(
     without, failed_o = _split(without_hint_returns, "without_hint_returns")
     mean_w, var_w = _mean_var(with_hint)
     mean_o, var_o = _mean_var(without)
-    raw = mean_w - mean_o if with_hint and without else 0.0
+    gain = mean_w - mean_o if with_hint and without else 0.0
     total = len(with_hint_returns) + len(without_hint_returns)
     failed = failed_w + failed_o
-    value = max(0.0, raw) - (penalty * failed / total if total else 0.0)
+    value = max(0.0, gain) - (penalty * failed / total if total else 0.0)
     stderr = (
         math.sqrt(var_w / len(with_hint) + var_o / len(without))
         if (len(with_hint) >= 2 and len(without) >= 2)
@@ -179,7 +193,7 @@ def regret(
     )
     return RegretEstimate(
         value=value,
-        raw=raw,
+        hint_gain=gain,
         mean_with_hint=mean_w,
         mean_without_hint=mean_o,
         stderr=stderr,

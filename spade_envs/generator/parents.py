@@ -2,7 +2,7 @@
 
 A scaffolded attempt fills one parent's holes (:mod:`.scaffold`). The parent is drawn
 among validated registry versions that declare holes, preferring those the memory finds
-in the learnable band (high regret, win rate in ``HIGH_REGRET_WIN_RATES``); the prompt
+in the learnable band (high hint gain, win rate in ``HIGH_HINT_GAIN_WIN_RATES``); the prompt
 shows the fillings of the parent's registered children with how the agent did on them, so
 the designer can aim; and a filling is new only when it differs enough from the parent's
 own values and from every registered sibling (:func:`.scaffold.filling_distance`) — the
@@ -106,7 +106,7 @@ class ScaffoldParents:
         for wanted in (skill, None):
             band = [
                 (record, stats)
-                for record, stats in self.memory.high_regret(skill=wanted, k=10)
+                for record, stats in self.memory.high_hint_gain(skill=wanted, k=10)
                 if self.scaffold_of(record) is not None
             ]
             if band:
@@ -188,10 +188,10 @@ class ScaffoldParents:
 
 def aim(stats: Any) -> str:
     """Which way a filling should move a parent, from the parent's latest statistics and
-    the memory's learnable band (:data:`~spade_envs.memory.service.HIGH_REGRET_WIN_RATES`)."""
-    from ..memory.service import HIGH_REGRET_WIN_RATES
+    the memory's learnable band (:data:`~spade_envs.memory.service.HIGH_HINT_GAIN_WIN_RATES`)."""
+    from ..memory.service import HIGH_HINT_GAIN_WIN_RATES
 
-    low, high = HIGH_REGRET_WIN_RATES
+    low, high = HIGH_HINT_GAIN_WIN_RATES
     if stats is None:
         return "a variant of similar difficulty (it has not been played yet)"
     if stats.win_rate > high:

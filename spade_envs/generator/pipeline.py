@@ -10,8 +10,8 @@ feedback.
 
 Modes:
     new: a new environment grounded on a corpus document and on memory (similar and
-        high-regret references, too-easy and too-hard negative examples).
-    edit: a variant of a high-regret environment (as ACCEL mutates levels); when the
+        high-hint-gain references, too-easy and too-hard negative examples).
+    edit: a variant of a high-hint-gain environment (as ACCEL mutates levels); when the
         memory has no played environment of the skill, a validated one is used, and
         with none at all the attempt falls back to ``new`` (recorded).
     scaffold: new values for the declared holes of a parent (:mod:`.scaffold`), as a
@@ -354,10 +354,10 @@ class Designer:
             Reference(hit.record.id, hit.record.source, "similar to the document")
             for hit in self.memory.similar(document, k=self.config.references)
         ]
-        for record, stats in self.memory.high_regret(skill=skill, k=1):
+        for record, stats in self.memory.high_hint_gain(skill=skill, k=1):
             if record.id not in {r.env_id for r in references}:
                 references.append(
-                    Reference(record.id, record.source, f"high regret: {describe_stats(stats)}")
+                    Reference(record.id, record.source, f"high hint gain: {describe_stats(stats)}")
                 )
         negatives = [
             Reference(record.id, "", f"too easy ({describe_stats(stats)})")
@@ -411,22 +411,22 @@ class Designer:
         )
 
     def _edit_prompt(self, attempt: Attempt, document: str) -> list[dict[str, str]] | None:
-        played = self.memory.high_regret(skill=attempt.skill, k=5)
+        played = self.memory.high_hint_gain(skill=attempt.skill, k=5)
         if played:
             parent, stats = self._rng.choice(played)
-            win_rate, regret = stats.win_rate, stats.regret
+            win_rate, hint_gain = stats.win_rate, stats.hint_gain
         else:
             candidates = self.registry.list(skill=attempt.skill, status="validated", limit=50)
             candidates = [c for c in candidates if c.kind == "text"] or candidates
             if not candidates:
                 return None
-            parent, win_rate, regret = self._rng.choice(candidates), 0.5, 0.0
+            parent, win_rate, hint_gain = self._rng.choice(candidates), 0.5, 0.0
         attempt.parent_id = parent.id
         return self.prompts.edit(
-            parent=Reference(parent.id, parent.source, "high regret"),
+            parent=Reference(parent.id, parent.source, "high hint gain"),
             skill=attempt.skill,
             win_rate=win_rate,
-            regret=regret,
+            hint_gain=hint_gain,
             change=self._rng.choice(EDIT_CHANGES),
             document=document,
         )

@@ -59,7 +59,7 @@ class Reference:
 
     env_id: str
     source: str
-    why: str  # e.g. "similar to the document", "high regret (0.45)", "too easy"
+    why: str  # e.g. "similar to the document", "high hint gain (0.45)", "too easy"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -128,11 +128,12 @@ class DesignerPrompts:
         parent: Reference,
         skill: str,
         win_rate: float,
-        regret: float,
+        hint_gain: float,
         change: str,
         document: str | None = None,
     ) -> list[Message]:
-        """Messages asking for a variant of a high-regret ``parent`` (as ACCEL mutates levels)."""
+        """Messages asking for a variant of a high-hint-gain ``parent`` (as ACCEL mutates
+        levels); ``hint_gain`` is the registry's mean return with the hint minus without."""
         block = ""
         if document:
             block = (
@@ -142,7 +143,9 @@ class DesignerPrompts:
         user = load_template("edit", self.version).substitute(
             skill=skill,
             win_rate=f"{win_rate:.2f}",
-            regret=f"{regret:.2f}",
+            # The template's slot keeps its name: changing the versioned template's text
+            # would need a new PROMPT_VERSION (and new hashes) for every prompt.
+            regret=f"{hint_gain:.2f}",
             change=change,
             parent_id=parent.env_id,
             parent_source=_clip(parent.source, MAX_REFERENCE_CHARS * 2),
@@ -231,4 +234,4 @@ EDIT_CHANGES = (
 
 def describe_stats(stats: Any) -> str:
     """A short phrase for a reference's play statistics."""
-    return f"win rate {stats.win_rate:.2f}, regret {stats.regret:.2f}"
+    return f"win rate {stats.win_rate:.2f}, hint gain {stats.hint_gain:.2f}"

@@ -1,5 +1,5 @@
 """The designer's memory: text embedders, vector indexes, and :class:`Memory`, which ties
-them to the registry (similar environments, novelty, high-regret seeds, negatives).
+them to the registry (similar environments, novelty, high-hint-gain seeds, negatives).
 
 Importing this package loads numpy only; the MiniLM embedder imports
 sentence-transformers (and torch) when it first embeds.
@@ -27,11 +27,11 @@ from .index import (
     load_index,
 )
 from .ivf import IVFIndex
-from .service import HIGH_REGRET_WIN_RATES, Memory, MemoryConfig, Neighbour, Novelty
+from .service import HIGH_HINT_GAIN_WIN_RATES, Memory, MemoryConfig, Neighbour, Novelty
 from .summary import embedding_text
 
 __all__ = [
-    "HIGH_REGRET_WIN_RATES",
+    "HIGH_HINT_GAIN_WIN_RATES",
     "Memory",
     "MemoryConfig",
     "Neighbour",

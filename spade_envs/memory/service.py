@@ -1,7 +1,8 @@
-"""The designer's memory: nearest environments, novelty, high-regret seeds, negatives.
+"""The designer's memory: nearest environments, novelty, high-hint-gain seeds, negatives.
 
 The SPADE code keeps the last 200 environments in a list and picks reference
-examples from it by regret alone. Here every registered version is embedded once
+examples from it by regret alone (its "regret" is our hint gain: the return with the
+hint minus without it, not floored). Here every registered version is embedded once
 (vectors live in the registry, next to the code), a vector index answers
 nearest-neighbour queries over the whole corpus, and play statistics come from the
 registry, so many processes and machines share one memory.
@@ -11,13 +12,14 @@ Typical use by the designer::
     memory = Memory(Registry())
     memory.sync()                                   # embed what is new
     refs = memory.similar(document_text, k=3)       # grounding-related examples
-    seeds = memory.high_regret(skill="logic", k=2)  # the edge of the agent's ability
+    seeds = memory.high_hint_gain(skill="logic", k=2)  # the edge of the agent's ability
     easy, hard = memory.too_easy(k=1), memory.too_hard(k=1)
     if memory.novelty(code).score < 0.05: ...       # a near-copy of something stored
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,10 +31,10 @@ from .embedders import Embedder, default_embedder
 from .index import build_index
 from .summary import embedding_text, text_sha256
 
-__all__ = ["HIGH_REGRET_WIN_RATES", "Memory", "MemoryConfig", "Neighbour", "Novelty"]
+__all__ = ["HIGH_HINT_GAIN_WIN_RATES", "Memory", "MemoryConfig", "Neighbour", "Novelty"]
 
 #: The win-rate band of a useful seed: the agent sometimes wins, sometimes not.
-HIGH_REGRET_WIN_RATES = (0.15, 0.85)
+HIGH_HINT_GAIN_WIN_RATES = (0.15, 0.85)
 
 
 @dataclass(frozen=True)
@@ -236,15 +238,27 @@ class Memory:
             return Novelty(1.0, None)
         return Novelty(max(0.0, 1.0 - hits[0].score), hits[0])
 
-    def high_regret(
+    def high_hint_gain(
         self, skill: str | None = None, k: int = 2, checkpoint: str | None = None
     ) -> list[tuple[Any, Any]]:
-        """Validated versions with the highest regret whose win rate lies in
-        :data:`HIGH_REGRET_WIN_RATES`, as ``(record, stats)`` pairs."""
-        low, high = HIGH_REGRET_WIN_RATES
+        """Validated versions with the highest hint gain whose win rate lies in
+        :data:`HIGH_HINT_GAIN_WIN_RATES`, as ``(record, stats)`` pairs."""
+        low, high = HIGH_HINT_GAIN_WIN_RATES
         return self.registry.played(
             skill=skill, checkpoint=checkpoint, min_win_rate=low, max_win_rate=high, limit=k
         )
+
+    def high_regret(
+        self, skill: str | None = None, k: int = 2, checkpoint: str | None = None
+    ) -> list[tuple[Any, Any]]:
+        """Deprecated name of :meth:`high_hint_gain` (it ranks by the unfloored hint gain)."""
+        warnings.warn(
+            "Memory.high_regret is deprecated: it ranks by the hint gain (with-hint minus "
+            "without-hint return, not floored); use Memory.high_hint_gain.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.high_hint_gain(skill=skill, k=k, checkpoint=checkpoint)
 
     def too_easy(self, k: int = 1, skill: str | None = None) -> list[tuple[Any, Any]]:
         """Versions the agent wins more than 90% of the time without help."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,24 @@ from ..error import SpadeError
 from .records import Document, EnvRecord, PlayStats, ValidationRecord, env_record, play_stats
 
 __all__ = ["Attachments", "validation_row"]
+
+
+def renamed_regret(value: str, what: str) -> str:
+    """``hint_gain`` for the old order name ``regret``, with a DeprecationWarning; else
+    ``value`` unchanged.
+
+    The registry never stored the floored regret, only the hint gain under that name
+    (before schema version 4), so an old ``regret`` order means the hint gain.
+    """
+    if value != "regret":
+        return value
+    warnings.warn(
+        f"{what}='regret' is deprecated: the registry ranks by the hint gain (mean return "
+        f"with the hint minus without it, not floored); use {what}='hint_gain'.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return "hint_gain"
 
 
 class Attachments:
@@ -76,7 +95,7 @@ class Attachments:
         mean_return_without_hint: float,
         win_rate: float,
     ) -> PlayStats:
-        """Store (or replace) how ``checkpoint`` does on a version; regret is derived.
+        """Store (or replace) how ``checkpoint`` does on a version; the hint gain is derived.
 
         Args:
             id_: The environment version.
@@ -111,7 +130,7 @@ class Attachments:
                 row.mean_return_with_hint = float(mean_return_with_hint)
                 row.mean_return_without_hint = float(mean_return_without_hint)
                 row.win_rate = float(win_rate)
-                row.regret = float(mean_return_with_hint) - float(mean_return_without_hint)
+                row.hint_gain = float(mean_return_with_hint) - float(mean_return_without_hint)
                 row.updated_at = dt.datetime.now(dt.timezone.utc)
                 session.add(row)
                 try:
@@ -147,25 +166,27 @@ class Attachments:
         max_win_rate: float | None = None,
         max_return_with_hint: float | None = None,
         status: str | None = "validated",
-        order: str = "regret",
+        order: str = "hint_gain",
         limit: int = 10,
     ) -> list[tuple[EnvRecord, PlayStats]]:
         """Versions with play statistics matching the filters, with those statistics.
 
-        This is what the designer's memory asks: high-regret seeds per skill
-        (``order="regret"`` with a win-rate band), too-easy examples
+        This is what the designer's memory asks: high-hint-gain seeds per skill
+        (``order="hint_gain"`` with a win-rate band), too-easy examples
         (``min_win_rate=0.9``), too-hard ones (``max_win_rate=0.1``).
 
         Args:
-            order: ``regret`` (highest first), ``win_rate`` (highest first) or
-                ``-win_rate`` (lowest first).
+            order: ``hint_gain`` (highest first), ``win_rate`` (highest first) or
+                ``-win_rate`` (lowest first). ``regret``, its old name, still works
+                with a DeprecationWarning.
         """
         from sqlmodel import Session, select
 
         from .tables import EnvironmentRow, PlayStatsRow
 
+        order = renamed_regret(order, "order")
         orders = {
-            "regret": PlayStatsRow.regret.desc(),
+            "hint_gain": PlayStatsRow.hint_gain.desc(),
             "win_rate": PlayStatsRow.win_rate.desc(),
             "-win_rate": PlayStatsRow.win_rate.asc(),
         }

@@ -8,7 +8,10 @@ killed mid-upgrade leaves the old version intact. Before upgrading a SQLite file
 copy is kept next to it (``<file>.v<old>.bak``).
 
 A step is plain SQL that both SQLite and PostgreSQL accept, so the same list serves
-both backends; new columns carry defaults, so old rows stay valid.
+both backends; new columns carry defaults, so old rows stay valid. A renamed column keeps
+its values (``ALTER TABLE ... RENAME COLUMN``, SQLite 3.25+), and its index is dropped and
+created again under the name a fresh database gives it, so an upgraded database and a
+fresh one have the same schema.
 """
 
 from __future__ import annotations
@@ -52,6 +55,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         (
             "ALTER TABLE environments ADD COLUMN suite VARCHAR(32) NOT NULL DEFAULT ''",
             "CREATE INDEX ix_environments_suite ON environments (suite)",
+        ),
+    ),
+    Migration(
+        4,
+        "play_stats.regret renamed hint_gain: it is the unfloored mean return with the hint "
+        "minus without it; 'regret' now names only the floored designer reward",
+        (
+            "ALTER TABLE play_stats RENAME COLUMN regret TO hint_gain",
+            # The index followed the column; give it a fresh database's name.
+            "DROP INDEX ix_play_stats_regret",
+            "CREATE INDEX ix_play_stats_hint_gain ON play_stats (hint_gain)",
         ),
     ),
 )

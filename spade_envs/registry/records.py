@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +58,9 @@ class EnvRecord:
 class PlayStats:
     """How one policy checkpoint does on one environment version.
 
-    ``regret`` is the mean return with the hint minus the mean return without it.
+    ``hint_gain`` is the mean return with the hint minus the mean return without it, not
+    floored: negative when the hint hurts. (The designer's *regret* reward floors it at
+    0 and penalises failed plays; see :func:`spade_envs.agent.rewards.regret`.)
     """
 
     env_id: str
@@ -67,8 +70,19 @@ class PlayStats:
     mean_return_with_hint: float
     mean_return_without_hint: float
     win_rate: float
-    regret: float
+    hint_gain: float
     updated_at: dt.datetime | None = None
+
+    @property
+    def regret(self) -> float:
+        """Deprecated name of :attr:`hint_gain` (it was never floored like the regret)."""
+        warnings.warn(
+            "PlayStats.regret is deprecated: it is the unfloored hint gain (mean return with "
+            "the hint minus without it); use PlayStats.hint_gain.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.hint_gain
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,6 @@ def play_stats(row: Any, id_: str) -> PlayStats:
         mean_return_with_hint=row.mean_return_with_hint,
         mean_return_without_hint=row.mean_return_without_hint,
         win_rate=row.win_rate,
-        regret=row.regret,
+        hint_gain=row.hint_gain,
         updated_at=row.updated_at,
     )

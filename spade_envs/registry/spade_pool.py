@@ -2,8 +2,9 @@
 
 A pool is a directory of ``game_<rollout>_<index>_<skill>.py`` files, each optionally with
 a ``game_..._hint.txt`` beside it, and an ``env_memory.json`` (in the pool or its parent)
-holding each game's skill, win rate and regret. :func:`read_pool` turns the games into
-rows: pool code is read with :mod:`ast` only, never executed, and a bad game is reported
+holding each game's skill, win rate and regret (SPADE's name for what we call the hint
+gain: with-hint minus without-hint return, not floored). :func:`read_pool` turns the
+games into rows: pool code is read with :mod:`ast` only, never executed, and a bad game is reported
 in ``problems`` and skipped rather than failing the whole pool. :func:`spade_skill` maps
 SPADE's skill names onto our skill families.
 
@@ -211,11 +212,16 @@ def _max_turns(cls: ast.ClassDef) -> int:
 
 
 def _pool_stats(memory: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``record_play_stats`` arguments from a SPADE memory record (win rate and regret)."""
+    """``record_play_stats`` arguments from a SPADE memory record (win rate and regret).
+
+    SPADE's ``regret`` field is ``R(hint) - R(no hint)`` as its orchestrator computes it
+    (``_finalize_regrets``), unfloored: our ``hint_gain``, not our floored ``regret``.
+    """
     if memory is None or memory.get("actor_win_rate") is None:
         return None
-    win_rate, regret = memory.get("actor_win_rate"), memory.get("regret") or 0.0
-    for label, value in (("actor_win_rate", win_rate), ("regret", regret)):
+    # The key stays "regret": it is SPADE's file format, not ours.
+    win_rate, hint_gain = memory.get("actor_win_rate"), memory.get("regret") or 0.0
+    for label, value in (("actor_win_rate", win_rate), ("regret", hint_gain)):
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
@@ -224,11 +230,12 @@ def _pool_stats(memory: dict[str, Any] | None) -> dict[str, Any] | None:
             raise SpadeError(f"env_memory.json has a non-numeric {label} {value!r} for it.")
     if not 0.0 <= win_rate <= 1.0:
         raise SpadeError(f"env_memory.json has actor_win_rate {win_rate!r}, outside [0, 1].")
-    # SPADE keeps only the win rate and the regret (with hint - without hint).
+    # SPADE keeps only the win rate and the hint gain (with hint - without hint): the
+    # returns are rebuilt so that record_play_stats derives the same hint gain.
     return {
         "plays_with_hint": 0,
         "plays_without_hint": 0,
-        "mean_return_with_hint": float(win_rate) + float(regret),
+        "mean_return_with_hint": float(win_rate) + float(hint_gain),
         "mean_return_without_hint": float(win_rate),
         "win_rate": float(win_rate),
     }

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.metadata import KINDS, ORIGINS, EnvMetadata
 from ..error import SpadeError, UnknownEnvironmentError
-from .attachments import Attachments, _chunks, validation_row
+from .attachments import Attachments, _chunks, renamed_regret, validation_row
 from .ids import check_name, env_id, parse_env_id
 from .migrations import SCHEMA_VERSION, prepare_schema
 from .records import EnvRecord, env_record
@@ -28,8 +28,9 @@ __all__ = ["SCHEMA_VERSION", "SORTS", "STATUSES", "EnvRecord", "Registry", "defa
 #: Lifecycle of an environment version. ``unvalidated``: imported without validation
 #: (``--no-validate``); ``gym.make`` warns about it (and about ``rejected`` ones).
 STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
-#: Orders :meth:`Registry.list` accepts.
-SORTS = ("created", "regret", "name")
+#: Orders :meth:`Registry.list` accepts (``regret``, the old name of ``hint_gain``, still
+#: works with a DeprecationWarning).
+SORTS = ("created", "hint_gain", "name")
 
 
 def default_url() -> str:
@@ -414,13 +415,15 @@ class Registry(Attachments):
         """Records matching the filters.
 
         Args:
-            sort: ``created`` (newest first), ``regret`` (highest regret of any
-                checkpoint first; unplayed versions last) or ``name``.
+            sort: ``created`` (newest first), ``hint_gain`` (highest hint gain of any
+                checkpoint first; unplayed versions last) or ``name``. ``regret``, the
+                old name of ``hint_gain``, still works with a DeprecationWarning.
         """
         from sqlmodel import Session, func, select
 
         from .tables import EnvironmentRow, PlayStatsRow
 
+        sort = renamed_regret(sort, "sort")
         if sort not in SORTS:
             raise SpadeError(f"sort must be one of {SORTS}, got {sort!r}.")
         query = select(EnvironmentRow)
@@ -433,14 +436,17 @@ class Registry(Attachments):
         ):
             if value is not None:
                 query = query.where(column == value)
-        if sort == "regret":
+        if sort == "hint_gain":
             best = (
-                select(PlayStatsRow.environment_id, func.max(PlayStatsRow.regret).label("regret"))
+                select(
+                    PlayStatsRow.environment_id,
+                    func.max(PlayStatsRow.hint_gain).label("hint_gain"),
+                )
                 .group_by(PlayStatsRow.environment_id)
                 .subquery()
             )
             query = query.outerjoin(best, best.c.environment_id == EnvironmentRow.id).order_by(
-                func.coalesce(best.c.regret, -1e9).desc(), EnvironmentRow.id.desc()
+                func.coalesce(best.c.hint_gain, -1e9).desc(), EnvironmentRow.id.desc()
             )
         elif sort == "name":
             query = query.order_by(EnvironmentRow.name, EnvironmentRow.version)

@@ -114,7 +114,9 @@ class PlayStatsRow(SQLModel, table=True):
     mean_return_with_hint: float = 0.0
     mean_return_without_hint: float = 0.0
     win_rate: float = 0.0
-    regret: float = Field(default=0.0, index=True)
+    # Mean return with the hint minus without it, not floored (called ``regret`` before
+    # schema version 4; the floored designer reward is not stored here).
+    hint_gain: float = Field(default=0.0, index=True)
     updated_at: dt.datetime = Field(default_factory=_now)
 
 

@@ -146,7 +146,7 @@ class DesignerSettings:
             corpus shipped with the package.
         max_document_words: Documents are cut after this many words (shorter prompts).
         skill: Target skill; ``""``: one skill per document, drawn with the iteration seed.
-        mode: ``new``, ``edit`` (a variant of a high-regret environment), ``scaffold``
+        mode: ``new``, ``edit`` (a variant of a high-hint-gain environment), ``scaffold``
             (new values for a parent's declared holes, as JSON: for small models) or
             ``auto`` (``scaffold`` below
             :data:`~spade_envs.generator.pipeline.SCAFFOLD_BELOW_PARAMETERS` parameters,

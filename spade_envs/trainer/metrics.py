@@ -51,7 +51,7 @@ METRIC_FIELDS = (
     "failed_sandbox_crashed",
     "failed_model_error",
     "mean_regret",
-    "mean_raw_regret",
+    "mean_hint_gain",
     "win_rate",
     "agent_well_formed",
     "agent_return_with_hint",
@@ -90,6 +90,9 @@ FAILURE_FIELDS = tuple(f for f in METRIC_FIELDS if f.startswith("failed_"))
 TIMING_FIELDS = tuple(
     f for f in METRIC_FIELDS if f.startswith("seconds_") or f.endswith("tokens_per_s")
 )
+#: Fields renamed since runs were first written: old name -> new name. ``read_metrics``
+#: gives old runs' lines the new names (``mean_raw_regret`` was the unfloored hint gain).
+RENAMED_FIELDS = {"mean_raw_regret": "mean_hint_gain"}
 #: Why designer attempts were rejected, as counted fields.
 REJECT_FIELDS = (
     "reject_model_error",
@@ -243,5 +246,8 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
             raise SpadeError(f"{path}:{number} is not JSON ({exc}).") from exc
         if not isinstance(record, dict):
             raise SpadeError(f"{path}:{number} is not a JSON object.")
+        for old, new in RENAMED_FIELDS.items():
+            if old in record:
+                record.setdefault(new, record.pop(old))
         records.append(record)
     return records

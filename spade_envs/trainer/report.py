@@ -3,7 +3,8 @@
 ``spade-envs report RUN_DIR`` writes ``RUN_DIR/plots/``:
 
 - ``returns.png``: agent return with and without the hint, evaluation return, win rate;
-- ``regret.png``: mean regret (floored, the designer's reward) and raw regret;
+- ``regret.png``: mean regret (floored, the designer's reward) and mean hint gain (return
+  with the hint minus without it, not floored);
 - ``designer.png``: designer yield and the mean designer reward;
 - ``losses.png``: the GRPO loss, per role;
 - ``throughput.png``: generated tokens per second and trained tokens per second;
@@ -42,9 +43,12 @@ PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
     ),
     (
         "regret.png",
-        "Regret",
-        "regret",
-        (("mean_regret", "mean regret (floored)"), ("mean_raw_regret", "mean raw regret")),
+        "Regret and hint gain",
+        "return difference",
+        (
+            ("mean_regret", "mean regret (floored: the designer's reward)"),
+            ("mean_hint_gain", "mean hint gain (with − without hint)"),
+        ),
     ),
     (
         "designer.png",

@@ -231,7 +231,7 @@ def metrics_record(
         record[f"failed_{outcome}"] = getattr(failures, outcome)
     record.update(
         mean_regret=_mean([r.regret for r in rows]),
-        mean_raw_regret=_mean([r.raw_regret for r in rows if r.n_with_hint and r.n_without_hint]),
+        mean_hint_gain=_mean([r.hint_gain for r in rows if r.n_with_hint and r.n_without_hint]),
         win_rate=_mean(play["wins"]),
         agent_well_formed=_mean(play.get("well_formed", [])),
         agent_return_with_hint=_mean(play["with"]),

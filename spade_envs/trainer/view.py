@@ -5,7 +5,7 @@ environments the designer registered and play statistics of checkpoint ``<run>-i
 Resumed from the checkpoint of iteration ``k - 1``, the run does iteration ``k`` again.
 Registering identical code is idempotent (the registry returns the existing version), but
 the designer's novelty check would now find each of those environments in memory and
-reject it as a copy of itself, and the memory's high-regret and too-easy/too-hard examples
+reject it as a copy of itself, and the memory's high-hint-gain and too-easy/too-hard examples
 would include statistics from the future.
 
 :class:`RunView` wraps the registry and hides, during iteration ``k``, every version this

@@ -29,7 +29,7 @@ from .html import esc, layout
 from .http import HTTPError, Request, Response, Router, parse_cookies, parse_qs
 from .play import PlaySessions
 from .runs import RunsDir
-from .search import Searcher
+from .search import Searcher, renamed_query
 from .security import SECURITY_HEADERS, Guard
 from .vectors import Vectors
 
@@ -195,6 +195,12 @@ class App:
                 "(it ends in ?token=...), or send the header Authorization: Bearer <token>.",
             )
         request.trusted = True
+        renamed = renamed_query(request.query) if request.method in ("GET", "HEAD") else None
+        if renamed is not None:
+            # A link or bookmark from before "regret" became "hint_gain": send the browser
+            # to the same list under the new names, for good (301), rather than a 400.
+            query = urllib.parse.urlencode(renamed, doseq=True)
+            return Response.redirect(f"{urllib.parse.quote(request.path)}?{query}", status=301)
         csrf, set_cookie = guard.csrf_value(request)
         request.csrf = csrf
         request.owner = request.cookies.get("spade_csrf", "")

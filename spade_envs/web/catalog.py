@@ -47,9 +47,9 @@ class Snapshot:
     """Every version's light columns at one moment; arrays are aligned by position.
 
     Positions are in key order (oldest first). ``codes[f]`` holds small integers into
-    ``vocab[f]`` for each facet ``f``. ``regret`` is the highest regret of any
-    checkpoint, ``win_rate`` and the mean returns those of the most recently updated
-    checkpoint (NaN for versions never played).
+    ``vocab[f]`` for each facet ``f``. ``hint_gain`` is the highest hint gain (mean return
+    with the hint minus without it) of any checkpoint, ``win_rate`` and the mean returns
+    those of the most recently updated checkpoint (NaN for versions never played).
     """
 
     generation: int
@@ -59,7 +59,7 @@ class Snapshot:
     codes: dict[str, np.ndarray]
     vocab: dict[str, list[str]]
     created: np.ndarray
-    regret: np.ndarray
+    hint_gain: np.ndarray
     win_rate: np.ndarray
     return_with_hint: np.ndarray
     return_without_hint: np.ndarray
@@ -110,7 +110,7 @@ def _empty() -> Snapshot:
         codes={f: np.zeros(0, dtype=np.int32) for f in FACETS},
         vocab={f: [] for f in FACETS},
         created=floats,
-        regret=floats,
+        hint_gain=floats,
         win_rate=floats,
         return_with_hint=floats,
         return_without_hint=floats,
@@ -257,7 +257,7 @@ class Catalog:
             },
             vocab=vocab,
             created=np.concatenate([old.created, np.asarray(created, dtype=np.float64)]),
-            regret=np.concatenate([old.regret, nan]),
+            hint_gain=np.concatenate([old.hint_gain, nan]),
             win_rate=np.concatenate([old.win_rate, nan]),
             return_with_hint=np.concatenate([old.return_with_hint, nan]),
             return_without_hint=np.concatenate([old.return_without_hint, nan]),
@@ -311,7 +311,7 @@ class Catalog:
             return snap
         rows = queries.play_rows(self.registry.engine)
         n = len(snap)
-        regret = np.full(n, np.nan)
+        hint_gain = np.full(n, np.nan)
         win = np.full(n, np.nan)
         with_hint = np.full(n, np.nan)
         without = np.full(n, np.nan)
@@ -328,7 +328,7 @@ class Catalog:
             values = np.asarray([r[2:] for r in rows], dtype=np.float64)[known]
             best = np.full(n, -np.inf)
             np.maximum.at(best, pos, values[:, 0])
-            regret = np.where(np.isfinite(best), best, np.nan)
+            hint_gain = np.where(np.isfinite(best), best, np.nan)
             checkpoints = np.bincount(pos, minlength=n).astype(np.int32)
             order = np.lexsort((rank, pos))  # by version, then by update time
             pos_sorted = pos[order]
@@ -340,7 +340,7 @@ class Catalog:
         self._play_signature = signature if complete else None
         return replace(
             snap,
-            regret=regret,
+            hint_gain=hint_gain,
             win_rate=win,
             return_with_hint=with_hint,
             return_without_hint=without,

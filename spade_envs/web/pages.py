@@ -24,7 +24,7 @@ __all__ = ["env_rows", "export_page", "list_page", "map_page", "overview_page"]
 _SORT_LABELS = {
     "relevance": "relevance",
     "created": "newest",
-    "regret": "regret",
+    "hint_gain": "hint gain",
     "novelty": "novelty",
     "win_rate": "win rate",
     "name": "name",
@@ -34,7 +34,7 @@ _SORT_LABELS = {
 def env_rows(
     snap: Snapshot, positions: Any, *, novelty: Any = None, scores: Any = None
 ) -> list[list[Any]]:
-    """Table rows of catalog positions: ID, kind, skill, status, regret, win rate, ..."""
+    """Table rows of catalog positions: ID, kind, skill, status, hint gain, win rate, ..."""
     rows = []
     for i, pos in enumerate(positions):
         pos = int(pos)
@@ -45,7 +45,7 @@ def env_rows(
             snap.value("skill", pos),
             badge(snap.value("status", pos)),
             snap.value("origin", pos),
-            fmt_num(float(snap.regret[pos])),
+            fmt_num(float(snap.hint_gain[pos])),
             fmt_num(float(snap.win_rate[pos])),
         ]
         if novelty is not None:
@@ -67,8 +67,8 @@ def _edges(values: np.ndarray, step: float, low: float, high: float) -> np.ndarr
 
 
 def overview_page(app: Any, request: Request) -> Response:
-    """Counts by facet (skill, kind, origin, status, suite); regret and win-rate histograms;
-    newest; runs."""
+    """Counts by facet (skill, kind, origin, status, suite); hint-gain and win-rate
+    histograms; newest; runs."""
     Params(request.query).done()
     snap = app.catalog.snapshot()
     app.vectors.refresh()
@@ -95,19 +95,26 @@ def overview_page(app: Any, request: Request) -> Response:
         if facet == "suite" and not items:
             continue  # a registry without imported suites: no empty chart
         parts.append(str(bar_chart(items[:16], title=f"by {facet}")))
-    regrets = snap.regret[played]
-    edges = _edges(regrets, 0.1, -0.2, 0.6)
-    counts, _ = np.histogram(regrets, bins=edges)
+    gains = snap.hint_gain[played]
+    edges = _edges(gains, 0.1, -0.2, 0.6)
+    counts, _ = np.histogram(gains, bins=edges)
     hrefs = [
         "/envs"
-        + qs({"regret_min": f"{edges[i]:g}", "regret_max": f"{edges[i + 1]:g}", "sort": "regret"})
+        + qs(
+            {
+                "hint_gain_min": f"{edges[i]:g}",
+                "hint_gain_max": f"{edges[i + 1]:g}",
+                "sort": "hint_gain",
+            }
+        )
         for i in range(len(counts))
     ]
     parts.append(
         str(
             histogram(
-                counts.tolist(), edges.tolist(), title="regret (highest of any checkpoint)",
-                x_label="regret", hrefs=hrefs,
+                counts.tolist(), edges.tolist(),
+                title="hint gain: return with hint − without (highest of any checkpoint)",
+                x_label="hint gain", hrefs=hrefs,
             )
         )
     )  # fmt: skip
@@ -129,7 +136,7 @@ def overview_page(app: Any, request: Request) -> Response:
         "skill",
         "status",
         "origin",
-        "regret",
+        "hint gain",
         "win rate",
         "created",
         "description",
@@ -139,10 +146,10 @@ def overview_page(app: Any, request: Request) -> Response:
     if played.any():
         candidates = np.flatnonzero(played)
         top = candidates[
-            np.argpartition(-snap.regret[candidates], min(9, len(candidates) - 1))[:10]
+            np.argpartition(-snap.hint_gain[candidates], min(9, len(candidates) - 1))[:10]
         ]
-        order = top[np.lexsort((-snap.keys[top], -snap.regret[top]))]
-        parts.append('<h2>Highest regret</h2><p><a href="/envs?sort=regret">More →</a></p>')
+        order = top[np.lexsort((-snap.keys[top], -snap.hint_gain[top]))]
+        parts.append('<h2>Highest hint gain</h2><p><a href="/envs?sort=hint_gain">More →</a></p>')
         parts.append(table(head, env_rows(snap, order)))
     parts.append("<h2>Runs</h2>")
     parts.append(_runs_summary(app))
@@ -193,14 +200,14 @@ def _filter_form(snap: Snapshot, query: ListQuery, facets: dict[str, dict[str, i
         counts = facets.get(facet, {})
         options = [("", "any")] + [(v, f"{v} ({counts.get(v, 0):,})") for v in snap.choices(facet)]
         parts.append(_select(facet, options, query.facet(facet), facet))
-    low = "" if query.regret_min is None else f"{query.regret_min:g}"
-    high = "" if query.regret_max is None else f"{query.regret_max:g}"
+    low = "" if query.hint_gain_min is None else f"{query.hint_gain_min:g}"
+    high = "" if query.hint_gain_max is None else f"{query.hint_gain_max:g}"
     parts.append(
-        "<fieldset><legend>regret</legend>"
-        f'<input type="number" step="any" name="regret_min" value="{esc(low)}" placeholder="min" '
-        'aria-label="lowest regret">'
-        f'<input type="number" step="any" name="regret_max" value="{esc(high)}" placeholder="max" '
-        'aria-label="highest regret"></fieldset>'
+        '<fieldset><legend title="mean return with the hint minus without it">hint gain</legend>'
+        f'<input type="number" step="any" name="hint_gain_min" value="{esc(low)}" '
+        'placeholder="min" aria-label="lowest hint gain">'
+        f'<input type="number" step="any" name="hint_gain_max" value="{esc(high)}" '
+        'placeholder="max" aria-label="highest hint gain"></fieldset>'
     )
     parts.append(
         _select(
@@ -294,7 +301,8 @@ def list_page(app: Any, request: Request) -> Response:
     result = app.searcher.run(snap, query)
     heads: list[Any] = [
         _header_link(query, "name", "ID"), "kind", "skill", "status", "origin",
-        _header_link(query, "regret", "regret"), _header_link(query, "win_rate", "win rate"),
+        _header_link(query, "hint_gain", "hint gain"),
+        _header_link(query, "win_rate", "win rate"),
         _header_link(query, "novelty", "novelty"), _header_link(query, "created", "created"),
     ]  # fmt: skip
     if query.q:
@@ -334,11 +342,12 @@ def export_page(app: Any, request: Request) -> Response:
 
 # ----- the map ------------------------------------------------------------------------------
 def map_page(app: Any, request: Request) -> Response:
-    """A 2-D PCA projection of the stored embeddings; colour by a facet or by regret."""
+    """A 2-D PCA projection of the stored embeddings; colour by a facet or by hint gain."""
     snap = app.catalog.snapshot()
     params = Params(request.query)
     colour = (
-        params.choice("color", ("skill", "kind", "origin", "status", "regret"), "skill") or "skill"
+        params.choice("color", ("skill", "kind", "origin", "status", "hint_gain"), "skill")
+        or "skill"
     )
     filters = {f: params.choice(f, snap.choices(f) or ["(none yet)"]) for f in FACETS}
     limit = app.config.map_points
@@ -361,11 +370,11 @@ def map_page(app: Any, request: Request) -> Response:
         rng = np.random.default_rng(app.config.seed)
         chosen = np.sort(rng.choice(chosen, size=count, replace=False))
     legend: list[tuple[str, str]] = []
-    if colour == "regret":
+    if colour == "hint_gain":
         legend = [
-            ("regret −1", colour_scale(-1)),
-            ("regret 0", colour_scale(0)),
-            ("regret +1", colour_scale(1)),
+            ("hint gain −1", colour_scale(-1)),
+            ("hint gain 0", colour_scale(0)),
+            ("hint gain +1", colour_scale(1)),
             ("not played", colour_scale(float("nan"))),
         ]
     else:
@@ -374,20 +383,20 @@ def map_page(app: Any, request: Request) -> Response:
     for i in chosen:
         pos = int(positions[i])
         ident = snap.env_id(pos)
-        if colour == "regret":
-            fill = colour_scale(float(snap.regret[pos]))
+        if colour == "hint_gain":
+            fill = colour_scale(float(snap.hint_gain[pos]))
         else:
             fill = PALETTE[int(snap.codes[colour][pos]) % len(PALETTE)]
-        regret = fmt_num(float(snap.regret[pos]))
+        gain = fmt_num(float(snap.hint_gain[pos]))
         label = (
-            f"{ident} · {snap.value('skill', pos)} · regret {regret}\n{snap.summaries[pos][:160]}"
+            f"{ident} · {snap.value('skill', pos)} · hint gain {gain}\n{snap.summaries[pos][:160]}"
         )
         points.append((float(xy[i, 0]), float(xy[i, 1]), fill, env_href(ident), label))
     controls = ['<form class="mapform" method="get" action="/map">']
     controls.append(
         _select(
             "color",
-            [(c, c) for c in ("skill", "kind", "origin", "status", "regret")],
+            [(c, c.replace("_", " ")) for c in ("skill", "kind", "origin", "status", "hint_gain")],
             colour,
             "colour by",
         )

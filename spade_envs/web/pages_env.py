@@ -64,9 +64,12 @@ def _stats_section(stats: list[Any]) -> str:
     )
     rates = grouped_bars(
         names,
-        {"regret": [s.regret for s in ordered], "win rate": [s.win_rate for s in ordered]},
-        title="regret and win rate per checkpoint",
-        y_range=(min(0.0, *(s.regret for s in ordered)), 1.0),
+        {
+            "hint gain": [s.hint_gain for s in ordered],
+            "win rate": [s.win_rate for s in ordered],
+        },
+        title="hint gain (return with hint − without) and win rate per checkpoint",
+        y_range=(min(0.0, *(s.hint_gain for s in ordered)), 1.0),
     )
     rows = [
         [
@@ -76,7 +79,7 @@ def _stats_section(stats: list[Any]) -> str:
             f"{s.plays_without_hint:,}",
             fmt_num(s.mean_return_without_hint, 3),
             fmt_num(s.win_rate, 3),
-            fmt_num(s.regret, 3),
+            fmt_num(s.hint_gain, 3),
             fmt_time(s.updated_at),
         ]
         for s in stats
@@ -88,7 +91,7 @@ def _stats_section(stats: list[Any]) -> str:
         "plays without",
         "return without",
         "win rate",
-        "regret",
+        "hint gain",
         "updated",
     ]
     return f'<div class="charts">{returns}{rates}</div>' + str(table(head, rows))

@@ -2,8 +2,8 @@
 
 Each numeric field of a run's ``metrics.jsonl`` is drawn against the iteration as an
 SVG line chart; the agent's return with and without the hint also share one chart,
-since their gap is the regret. A run page reloads itself every 30 seconds while the
-trainer writes.
+since their gap is the hint gain (which the designer's regret floors at 0). A run page
+reloads itself every 30 seconds while the trainer writes.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def runs_page(app: Any, request: Request) -> Response:
 
 #: Chart groups of a run page: a field goes to the first group whose prefix it has.
 _GROUPS = (
-    ("agent", ("mean_regret", "mean_raw_regret", "win_rate", "agent_", "envs_played", "plays")),
+    ("agent", ("mean_regret", "mean_hint_gain", "win_rate", "agent_", "envs_played", "plays")),
     ("designer", ("designer", "reject_")),
     ("evaluation", ("eval",)),
     ("update", ("loss", "grad", "clip", "kl", "tokens_agent", "tokens_designer", "samples_")),

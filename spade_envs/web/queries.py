@@ -79,11 +79,11 @@ def play_signature(engine: Any) -> tuple[Any, ...]:
 
 
 def play_rows(engine: Any) -> list[tuple[int, str, float, float, float, float]]:
-    """``(env key, checkpoint, regret, win rate, mean return with hint, without)`` of every
-    play statistic, oldest update first (so later rows are the newer checkpoints)."""
+    """``(env key, checkpoint, hint gain, win rate, mean return with hint, without)`` of
+    every play statistic, oldest update first (so later rows are the newer checkpoints)."""
     rows = _rows(
         engine,
-        "SELECT environment_id, checkpoint, regret, win_rate, mean_return_with_hint, "
+        "SELECT environment_id, checkpoint, hint_gain, win_rate, mean_return_with_hint, "
         "mean_return_without_hint FROM play_stats ORDER BY updated_at, id",
     )
     return [(int(k), str(c), float(r), float(w), float(a), float(b)) for k, c, r, w, a, b in rows]

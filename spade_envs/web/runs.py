@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..trainer.metrics import RENAMED_FIELDS
 from .http import HTTPError
 
 __all__ = ["METRICS_FILE", "Run", "RunsDir"]
@@ -109,6 +110,9 @@ def read_metrics(path: Path) -> tuple[list[dict[str, float]], int]:
         if not isinstance(row, dict):
             skipped += 1
             continue
+        for old, new in RENAMED_FIELDS.items():  # a run written before a field's rename
+            if old in row:
+                row.setdefault(new, row.pop(old))
         rows.append(_numeric(row))
     return rows, skipped
 

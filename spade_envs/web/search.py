@@ -24,19 +24,21 @@ from .vectors import Vectors, align
 __all__ = [
     "MODES",
     "PAGE_SIZES",
+    "RENAMED_PARAMS",
     "SEMANTIC_LIMIT",
     "SORTS",
     "ListQuery",
     "ListResult",
     "Searcher",
     "parse_list_query",
+    "renamed_query",
 ]
 
 #: Sort keys of the list, each with its default direction (True: largest first).
 SORTS = {
     "relevance": True,
     "created": True,
-    "regret": True,
+    "hint_gain": True,
     "novelty": True,
     "win_rate": True,
     "name": False,
@@ -45,8 +47,13 @@ MODES = ("text", "semantic")
 PAGE_SIZES = (25, 50, 100, 200)
 #: Semantic search keeps this many nearest versions (then filters and pages them).
 SEMANTIC_LIMIT = 1000
-#: Regret and return bounds accepted by the range filter.
-REGRET_BOUND = 1e6
+#: Hint-gain bounds accepted by the range filter.
+HINT_GAIN_BOUND = 1e6
+#: Parameters renamed when "regret" became "hint_gain" (the registry's with-hint minus
+#: without-hint return was never the floored regret): old name to new name, and
+#: ``(name, old value)`` to new value. Old links are redirected (:func:`renamed_query`).
+RENAMED_PARAMS = {"regret_min": "hint_gain_min", "regret_max": "hint_gain_max"}
+RENAMED_VALUES = {("sort", "regret"): "hint_gain", ("color", "regret"): "hint_gain"}
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,8 @@ class ListQuery:
     status: str | None = None
     suite: str | None = None
     name: str | None = None
-    regret_min: float | None = None
-    regret_max: float | None = None
+    hint_gain_min: float | None = None
+    hint_gain_max: float | None = None
     played: str | None = None
     sort: str = "created"
     descending: bool = True
@@ -75,7 +82,7 @@ class ListQuery:
     def params(self) -> dict[str, Any]:
         """The query as URL parameters (defaults left out), for links and the export form."""
         out: dict[str, Any] = {}
-        for key in ("q", *FACETS, "name", "regret_min", "regret_max", "played"):
+        for key in ("q", *FACETS, "name", "hint_gain_min", "hint_gain_max", "played"):
             value = getattr(self, key)
             if value not in (None, ""):
                 out[key] = value if not isinstance(value, float) else f"{value:g}"
@@ -94,6 +101,24 @@ class ListQuery:
         return {k: v for k, v in self.params().items() if k not in ("sort", "dir", "size", "page")}
 
 
+def renamed_query(query: dict[str, list[str]]) -> dict[str, list[str]] | None:
+    """``query`` with the names and values of before the ``hint_gain`` rename replaced by
+    the new ones, or None when it uses none of them (an old bookmark still finds its list).
+
+    A parameter given under both its old and its new name keeps both, so that the page
+    says it was given twice instead of one silently winning.
+    """
+    if not any(k in RENAMED_PARAMS for k in query) and not any(
+        (k, v) in RENAMED_VALUES for k, values in query.items() for v in values
+    ):
+        return None
+    out: dict[str, list[str]] = {}
+    for key, values in query.items():
+        new = RENAMED_PARAMS.get(key, key)
+        out.setdefault(new, []).extend(RENAMED_VALUES.get((key, v), v) for v in values)
+    return out
+
+
 def _default_sort(query: ListQuery) -> str:
     return "relevance" if query.q else "created"
 
@@ -109,14 +134,16 @@ def parse_list_query(params: Params, snap: Snapshot, *, paged: bool = True) -> L
     name = params.text("name", max_chars=64) or None
     if name is not None and name not in set(snap.names):
         raise HTTPError(400, f"name: no environment is called {name!r}.")
-    low = params.number("regret_min", low=-REGRET_BOUND, high=REGRET_BOUND)
-    high = params.number("regret_max", low=-REGRET_BOUND, high=REGRET_BOUND)
+    low = params.number("hint_gain_min", low=-HINT_GAIN_BOUND, high=HINT_GAIN_BOUND)
+    high = params.number("hint_gain_max", low=-HINT_GAIN_BOUND, high=HINT_GAIN_BOUND)
     if low is not None and high is not None and low > high:
-        raise HTTPError(400, f"regret_min ({low:g}) is above regret_max ({high:g}); swap them.")
+        raise HTTPError(
+            400, f"hint_gain_min ({low:g}) is above hint_gain_max ({high:g}); swap them."
+        )
     played = params.choice("played", ("yes", "no"))
     sort = params.choice("sort", tuple(SORTS), "relevance" if q else "created") or "created"
     if sort == "relevance" and not q:
-        raise HTTPError(400, "sort=relevance needs a search (q); sort by created, regret, ...")
+        raise HTTPError(400, "sort=relevance needs a search (q); sort by created, hint_gain, ...")
     direction = params.choice("dir", ("asc", "desc"))
     descending = SORTS[sort] if direction is None else direction == "desc"
     size = params.integer("size", low=1, high=max(PAGE_SIZES), default=50) or 50
@@ -124,7 +151,7 @@ def parse_list_query(params: Params, snap: Snapshot, *, paged: bool = True) -> L
         raise HTTPError(400, f"size must be one of {', '.join(map(str, PAGE_SIZES))}; got {size}.")
     page = (params.integer("page", low=1, high=10**9, default=1) or 1) if paged else 1
     return ListQuery(
-        q=q, mode=mode, name=name, regret_min=low, regret_max=high, played=played, sort=sort,
+        q=q, mode=mode, name=name, hint_gain_min=low, hint_gain_max=high, played=played, sort=sort,
         descending=descending, page=page, size=size, **values,
     )  # fmt: skip
 
@@ -201,11 +228,11 @@ class Searcher:
                 masks[facet] = snap.codes[facet] == snap.vocab[facet].index(value)
         if query.name is not None:
             masks["name"] = np.fromiter((n == query.name for n in snap.names), bool, len(snap))
-        if query.regret_min is not None or query.regret_max is not None:
+        if query.hint_gain_min is not None or query.hint_gain_max is not None:
             with np.errstate(invalid="ignore"):
-                low = -np.inf if query.regret_min is None else query.regret_min
-                high = np.inf if query.regret_max is None else query.regret_max
-                masks["regret"] = (snap.regret >= low) & (snap.regret <= high)
+                low = -np.inf if query.hint_gain_min is None else query.hint_gain_min
+                high = np.inf if query.hint_gain_max is None else query.hint_gain_max
+                masks["hint_gain"] = (snap.hint_gain >= low) & (snap.hint_gain <= high)
         if query.played is not None:
             masks["played"] = (snap.checkpoints > 0) == (query.played == "yes")
         return masks
@@ -352,7 +379,8 @@ class Searcher:
         if sort == "novelty":
             key = ("novelty-order", desc, *novelty_key)
             return self._cached(key, lambda: _by_values(novelty, desc, snap.keys))
-        column = {"created": snap.created, "regret": snap.regret, "win_rate": snap.win_rate}[sort]
+        columns = {"created": snap.created, "hint_gain": snap.hint_gain, "win_rate": snap.win_rate}
+        column = columns[sort]
         key = (sort, desc, snap.generation)
         return self._cached(key, lambda: _by_values(column, desc, snap.keys))
 

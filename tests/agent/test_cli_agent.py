@@ -44,7 +44,7 @@ def test_regret_prints_the_table_and_records_stats(registry, scripted, tmp_path)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     header = next(line for line in lines if line.startswith("env"))
-    for column in ("with hint", "without", "regret", "win rate"):
+    for column in ("with hint", "without", "hint gain", "regret", "win rate"):
         assert column in header
     row = next(line for line in lines if line.startswith("spade/NumberGuess-v1"))
     assert "±" in row and "2/2" in row
@@ -54,6 +54,7 @@ def test_regret_prints_the_table_and_records_stats(registry, scripted, tmp_path)
     assert as_json.exit_code == 0, as_json.output
     data = json.loads(next(line for line in as_json.output.splitlines() if line.startswith("{")))
     assert data["env_id"] == "spade/NumberGuess-v1" and data["stderr"] is None
+    assert "hint_gain" in data and "raw_regret" not in data  # one name per quantity
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,7 @@ def test_regret_rows_leave_out_model_errors_and_penalise_env_failures():
     ]
     [row] = regret_rows(episodes, "m", timeout_penalty=0.5)
     assert (row.n_with_hint, row.n_without_hint, row.failed, row.model_errors) == (2, 2, 1, 1)
-    assert row.raw_regret == pytest.approx(0.5)
+    assert row.hint_gain == pytest.approx(0.5)
     assert row.regret == pytest.approx(0.5 - 0.5 / 5)
     assert row.win_rate == pytest.approx(0.5)
     assert not math.isnan(row.stderr)
@@ -96,8 +96,10 @@ def test_a_return_that_is_not_finite_is_a_failed_play_of_its_env_only():
     bad, good, crashed = regret_rows(episodes, "m", timeout_penalty=0.5)
     assert (bad.failed, bad.env_errors, bad.n_with_hint, bad.n_without_hint) == (2, 2, 0, 0)
     assert bad.win_rate == 0.0 and bad.regret == pytest.approx(-0.5)
-    assert math.isfinite(bad.mean_with_hint) and math.isfinite(bad.raw_regret)
-    assert (good.failed, good.raw_regret, good.win_rate) == (0, 1.0, 0.0)
+    assert math.isfinite(bad.mean_with_hint) and math.isfinite(bad.hint_gain)
+    assert (good.failed, good.hint_gain, good.win_rate) == (0, 1.0, 0.0)
+    with pytest.warns(DeprecationWarning, match="use RegretRow.hint_gain"):
+        assert good.raw_regret == good.hint_gain
     assert (crashed.sandbox_crashes, crashed.timeouts, crashed.failed) == (1, 1, 2)
     assert crashed.failures.summary() == "1 timeout, 1 sandbox_crashed"
 
@@ -106,10 +108,16 @@ def test_the_table_shows_failures_and_no_zero_for_sides_with_no_finished_play():
     from spade_envs.agent import RegretReport, RolloutStats
 
     episodes = [episode("a", True, 0.0, outcome="env_error"), episode("a", False, 1.0)]
+    episodes += [episode("b", True, 0.0), episode("b", False, 1.0)]
     report = RegretReport(regret_rows(episodes, "m"), episodes, RolloutStats())
-    row = next(line for line in report.table().splitlines() if line.startswith("a "))
-    assert row.split()[1:3] == ["n/a", "1.000"] and "failed: 1 env_error" in row
-    assert report.table().splitlines()[-1] == "failed plays: 1 env_error of 2"
+    head, _, *rows = report.table().splitlines()
+    assert "hint gain" in head and head.index("hint gain") < head.index("regret")
+    row = next(line for line in rows if line.startswith("a "))
+    assert row.split()[1:4] == ["n/a", "1.000", "n/a"] and "failed: 1 env_error" in row
+    # A hint that hurts: the gain is shown signed, the regret (the reward) floored at 0.
+    hurt = next(line for line in rows if line.startswith("b ")).split()
+    assert hurt[1:4] == ["0.000", "1.000", "-1.000"] and hurt[6] == "0.000"
+    assert report.table().splitlines()[-1] == "failed plays: 1 env_error of 4"
     assert report.failures.first_error.startswith("env_error in a")
 
 

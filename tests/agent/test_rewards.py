@@ -23,7 +23,7 @@ rates = st.floats(0.0, 1.0)
 
 def test_regret_known_values():
     est = regret([1.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0])
-    assert est.raw == pytest.approx(0.5)
+    assert est.hint_gain == pytest.approx(0.5)
     assert est.value == pytest.approx(0.5)
     assert est.mean_with_hint == pytest.approx(0.75)
     assert est.mean_without_hint == pytest.approx(0.25)
@@ -34,14 +34,16 @@ def test_regret_known_values():
 
 def test_regret_is_floored_at_zero_when_the_hint_hurts():
     est = regret([0.0, 0.0], [1.0, 1.0])
-    assert est.raw == pytest.approx(-1.0)
+    assert est.hint_gain == pytest.approx(-1.0)
     assert est.value == 0.0
+    with pytest.warns(DeprecationWarning, match="use RegretEstimate.hint_gain"):
+        assert est.raw == est.hint_gain
 
 
 def test_failed_plays_cost_the_timeout_penalty():
     est = regret([1.0, None], [0.0, 0.0], timeout_penalty=0.5)
-    # raw over the finished plays is 1.0; one failure in four plays costs 0.5 / 4.
-    assert est.raw == pytest.approx(1.0)
+    # the hint gain over the finished plays is 1.0; one failure in four plays costs 0.5 / 4.
+    assert est.hint_gain == pytest.approx(1.0)
     assert est.value == pytest.approx(1.0 - 0.125)
     assert est.failed == 1 and est.n_with_hint == 1
     assert math.isnan(est.stderr)  # one finished hinted play: no variance estimate
@@ -62,7 +64,7 @@ def test_returns_that_are_not_finite_count_as_failed_plays_and_are_not_averaged(
     est = regret([1.0, math.nan, 1.0], [0.0, math.inf, -math.inf, 10**4000], timeout_penalty=0.5)
     assert (est.n_with_hint, est.n_without_hint, est.failed) == (2, 1, 4)
     assert est.mean_with_hint == 1.0 and est.mean_without_hint == 0.0
-    assert est.raw == 1.0 and est.value == pytest.approx(1.0 - 0.5 * 4 / 7)
+    assert est.hint_gain == 1.0 and est.value == pytest.approx(1.0 - 0.5 * 4 / 7)
     assert math.isfinite(est.value) and math.isnan(est.stderr)
 
 
@@ -73,7 +75,7 @@ def test_regret_without_failures_is_the_floored_difference(with_hint, without):
     assert est.n == len(with_hint) + len(without)
     if with_hint and without:
         diff = sum(with_hint) / len(with_hint) - sum(without) / len(without)
-        assert est.raw == pytest.approx(diff, abs=1e-9)
+        assert est.hint_gain == pytest.approx(diff, abs=1e-9)
         assert est.value == pytest.approx(max(0.0, diff), abs=1e-9)
     if len(with_hint) >= 2 and len(without) >= 2:
         assert est.stderr >= 0.0
@@ -91,7 +93,7 @@ def test_regret_bounds_with_failures(with_hint, without, penalty):
     if failed == 0:
         assert est.value >= 0.0
     else:
-        assert est.value <= max(0.0, est.raw) - penalty * failed / total + 1e-9
+        assert est.value <= max(0.0, est.hint_gain) - penalty * failed / total + 1e-9
 
 
 @given(returns, returns)

@@ -78,7 +78,7 @@ def test_statuses_filter_and_rejected_code_never_counts_as_known(registry, memor
     assert "Nim" in [h.record.name for h in memory.search("stones heaps", k=10)]
 
 
-def test_regret_seeds_and_negative_examples_come_from_play_stats(registry, memory):
+def test_hint_gain_seeds_and_negative_examples_come_from_play_stats(registry, memory):
     def play(name, with_hint, without, win):
         registry.record_play_stats(
             f"spade/{name}-v1",
@@ -94,9 +94,13 @@ def test_regret_seeds_and_negative_examples_come_from_play_stats(registry, memor
     play("LightsOut", 0.6, 0.5, 0.5)
     play("CodeTrace", 1.0, 1.0, 1.0)
     play("TicTacToe", 0.0, 0.0, 0.0)
-    play("MazeExplore", 1.0, 0.0, 0.0)  # regret 1, but never won alone: outside the band
-    assert [r.name for r, _ in memory.high_regret(k=5)] == ["NumberGuess", "LightsOut"]
-    assert [r.name for r, _ in memory.high_regret(skill="math", k=5)] == ["NumberGuess"]
+    play("MazeExplore", 1.0, 0.0, 0.0)  # gain 1, but never won alone: outside the band
+    play("SupplierLookup", 0.2, 0.3, 0.3)  # the hint hurts: a negative gain ranks last
+    ranked = [r.name for r, _ in memory.high_hint_gain(k=5)]
+    assert ranked == ["NumberGuess", "LightsOut", "SupplierLookup"]
+    assert [r.name for r, _ in memory.high_hint_gain(skill="math", k=5)] == ["NumberGuess"]
+    with pytest.warns(DeprecationWarning, match="use Memory.high_hint_gain"):
+        assert [r.name for r, _ in memory.high_regret(k=5)] == ranked
     assert [r.name for r, _ in memory.too_easy(k=5)] == ["CodeTrace"]
     assert [r.name for r, _ in memory.too_hard(k=5)] == ["TicTacToe"]
 

@@ -40,19 +40,22 @@ def test_a_validation_report_is_stored_with_the_new_version(registry_url):
     registry.close()
 
 
-def test_play_stats_are_upserted_and_regret_is_derived(registry_url):
+def test_play_stats_are_upserted_and_hint_gain_is_derived_unfloored(registry_url):
     registry = Registry(registry_url)
     record = register(registry, "NumberGuess")
     common = dict(plays_with_hint=8, plays_without_hint=8, win_rate=0.25)
     first = registry.record_play_stats(
         record.id, "ckpt-1", mean_return_with_hint=0.75, mean_return_without_hint=0.25, **common
     )
-    assert first.regret == pytest.approx(0.5)
+    assert first.hint_gain == pytest.approx(0.5)
     registry.record_play_stats(
-        record.id, "ckpt-1", mean_return_with_hint=0.5, mean_return_without_hint=0.5, **common
+        record.id, "ckpt-1", mean_return_with_hint=0.25, mean_return_without_hint=0.75, **common
     )
     [stats] = registry.play_stats(record.id)
-    assert stats.regret == 0.0 and stats.checkpoint == "ckpt-1"
+    # A hint that hurts is stored as it is: only the designer's regret reward is floored.
+    assert stats.hint_gain == pytest.approx(-0.5) and stats.checkpoint == "ckpt-1"
+    with pytest.warns(DeprecationWarning, match="use PlayStats.hint_gain"):
+        assert stats.regret == stats.hint_gain
     with pytest.raises(SpadeError, match="win_rate must lie in"):
         registry.record_play_stats(
             record.id,
@@ -66,7 +69,7 @@ def test_play_stats_are_upserted_and_regret_is_derived(registry_url):
     registry.close()
 
 
-def test_memory_queries_rank_by_regret_and_find_extremes(registry_url):
+def test_memory_queries_rank_by_hint_gain_and_find_extremes(registry_url):
     registry = Registry(registry_url)
     rates = {
         "NumberGuess": (0.9, 0.5, 0.5),
@@ -91,8 +94,13 @@ def test_memory_queries_rank_by_regret_and_find_extremes(registry_url):
     assert [r.name for r, _ in registry.played(min_win_rate=0.9)] == ["Nim"]
     too_hard = registry.played(max_win_rate=0.1, max_return_with_hint=0.1, order="-win_rate")
     assert [r.name for r, _ in too_hard] == ["LightsOut"]
-    by_regret = [r.name for r in registry.list(sort="regret")]
-    assert by_regret[:2] == ["NumberGuess", "Mastermind"] and by_regret[-1] == "Chomp"
+    by_gain = [r.name for r in registry.list(sort="hint_gain")]
+    assert by_gain[:2] == ["NumberGuess", "Mastermind"] and by_gain[-1] == "Chomp"
+    # The old name of the order still works, and says what to use instead.
+    with pytest.warns(DeprecationWarning, match="use sort='hint_gain'"):
+        assert [r.name for r in registry.list(sort="regret")] == by_gain
+    with pytest.warns(DeprecationWarning, match="use order='hint_gain'"):
+        assert registry.played(order="regret") == registry.played(order="hint_gain")
     with pytest.raises(SpadeError, match="sort must be one of"):
         registry.list(sort="random")
     assert registry.counts()["skill"] == {

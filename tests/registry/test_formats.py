@@ -576,6 +576,7 @@ def build_pool(root: Path) -> Path:
     (rejects / "reject_00004_004_optimization_judge.py").write_text(HEADER + REJECTED)
     remote = "/scratch/spade/run7/spare_games"
 
+    # SPADE's memory calls the hint gain (with hint - without, unfloored) "regret".
     def memory(stem: str, skill: str, win_rate: float, regret: float) -> dict:
         return {
             "game_file": f"{remote}/{stem}.py",
@@ -642,8 +643,8 @@ def test_spade_pool_import(registry_url, tmp_path):
     (stats,) = registry.play_stats(modular.id)
     assert stats.checkpoint == POOL_CHECKPOINT and stats.win_rate == 0.25
     assert (stats.mean_return_without_hint, stats.mean_return_with_hint) == (0.25, 0.75)
-    assert stats.regret == 0.5
-    assert registry.play_stats(odd.id)[0].regret == 0.125
+    assert stats.hint_gain == 0.5
+    assert registry.play_stats(odd.id)[0].hint_gain == 0.125
     assert registry.play_stats(sequence.id) == []
     assert set(result.play_stats) == {modular.id, odd.id}
 

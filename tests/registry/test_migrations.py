@@ -1,4 +1,4 @@
-"""Upgrading a registry written by the first schema, in place, on SQLite and PostgreSQL."""
+"""Upgrading a registry written by an older schema, in place, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, inspect, text
 
 from spade_envs import describe, seed_class
 from spade_envs.error import SpadeError
 from spade_envs.registry import SCHEMA_VERSION, Registry
 from spade_envs.registry.migrations import MIGRATIONS, schema_version
+from spade_envs.registry.tables import PlayStatsRow
 from spade_envs.seeds import seed_source
 
 DATA = Path(__file__).parent / "data"
@@ -23,19 +24,43 @@ V1_ROW = (
     "'validated', '[]', 'm1', '2026-01-01 00:00:00')"
 )
 
+#: Schema version 3 added columns without server defaults (a fresh database's tables).
+V3_ROW = V1_ROW.replace(
+    "model, created_at)", "model, created_at, prompt_sha256, hint, extra_json, suite)"
+).replace("'2026-01-01 00:00:00')", "'2026-01-01 00:00:00', '', '', '{}', '')")
 
-def make_v1(url: str) -> None:
-    """A database exactly as schema version 1 created it, with one environment."""
+#: Play statistics as schema versions 1-3 stored them: ``regret`` was the unfloored hint
+#: gain (with minus without), so a hint that hurt was stored negative.
+OLD_STATS = (
+    "INSERT INTO play_stats (environment_id, checkpoint, plays_with_hint, plays_without_hint, "
+    "mean_return_with_hint, mean_return_without_hint, win_rate, regret, updated_at) VALUES "
+    "(1, :checkpoint, 4, 4, :with_hint, :without, 0.5, :regret, :updated)"
+)
+
+
+def make_old(url: str, version: int = 1, stats: tuple[tuple[str, float, float], ...] = ()) -> None:
+    """A database exactly as schema ``version`` created it, with one environment and
+    ``stats`` as (checkpoint, mean with hint, mean without) play statistics of it."""
     dialect = "postgresql" if url.startswith("postgresql") else "sqlite"
-    script = (DATA / f"schema_v1_{dialect}.sql").read_text()
+    script = (DATA / f"schema_v{version}_{dialect}.sql").read_text()
     engine = create_engine(url)
     with engine.begin() as conn:
         for statement in script.split(";\n"):
             lines = [ln for ln in statement.splitlines() if not ln.startswith("--")]
             if "".join(lines).strip():
                 conn.execute(text("\n".join(lines)))
-        conn.execute(text(V1_ROW), {"sha": "a" * 64, "source": seed_source("NumberGuess")})
+        row = V1_ROW if version < 3 else V3_ROW
+        conn.execute(text(row), {"sha": "a" * 64, "source": seed_source("NumberGuess")})
+        for i, (checkpoint, with_hint, without) in enumerate(stats):
+            values = {"checkpoint": checkpoint, "with_hint": with_hint, "without": without}
+            values.update(regret=with_hint - without, updated=f"2026-01-0{i + 2} 00:00:00")
+            conn.execute(text(OLD_STATS), values)
     engine.dispose()
+
+
+def make_v1(url: str) -> None:
+    """A database exactly as schema version 1 created it, with one environment."""
+    make_old(url, 1)
 
 
 def test_first_schema_is_upgraded_in_place_keeping_every_row(registry_url):
@@ -93,3 +118,41 @@ def test_a_foreign_database_is_refused(tmp_path):
         conn.execute("CREATE TABLE environments (x INT)")
     with pytest.raises(SpadeError, match="not a spade-envs registry"):
         Registry(f"sqlite:///{path}")
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_regret_column_becomes_hint_gain_keeping_its_values(registry_url, version):
+    stats = (("ckpt-hurt", 0.25, 0.75), ("ckpt-helped", 0.875, 0.25))
+    make_old(registry_url, version, stats)
+    registry = Registry(registry_url)
+    assert schema_version(registry.engine) == SCHEMA_VERSION
+    by_checkpoint = {s.checkpoint: s for s in registry.play_stats("spade/NumberGuess-v1")}
+    # Values come through unchanged: a negative (hint hurt) gain stays negative.
+    assert by_checkpoint["ckpt-hurt"].hint_gain == pytest.approx(-0.5)
+    assert by_checkpoint["ckpt-helped"].hint_gain == pytest.approx(0.625)
+    assert by_checkpoint["ckpt-helped"].mean_return_with_hint == pytest.approx(0.875)
+    # The renamed column and its index work: ranking, the memory's query, new writes.
+    assert [r.id for r in registry.list(sort="hint_gain")] == ["spade/NumberGuess-v1"]
+    assert [s.checkpoint for _, s in registry.played(limit=2)] == ["ckpt-helped", "ckpt-hurt"]
+    updated = registry.record_play_stats(
+        "spade/NumberGuess-v1",
+        "ckpt-hurt",
+        plays_with_hint=2,
+        plays_without_hint=2,
+        mean_return_with_hint=1.0,
+        mean_return_without_hint=0.0,
+        win_rate=0.0,
+    )
+    assert updated.hint_gain == 1.0 and len(registry.play_stats("spade/NumberGuess-v1")) == 2
+    # An upgraded database has the columns and index names a fresh one gets.
+    found = inspect(registry.engine)
+    columns = {c["name"] for c in found.get_columns("play_stats")}
+    assert columns == {c.name for c in PlayStatsRow.__table__.columns}
+    assert "regret" not in columns
+    # (PostgreSQL also lists the unique constraint's own index; it is not ours to name.)
+    indexes = {
+        i["name"] for i in found.get_indexes("play_stats") if not i.get("duplicates_constraint")
+    }
+    assert indexes == {i.name for i in PlayStatsRow.__table__.indexes}
+    registry.close()
+    Registry(registry_url).close()  # opening it again changes nothing

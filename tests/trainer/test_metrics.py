@@ -134,3 +134,11 @@ def test_unreadable_metrics_say_what_is_wrong(tmp_path):
     (tmp_path / "metrics.jsonl").write_text('{"iteration": 1}\n[1]\n')
     with pytest.raises(SpadeError, match=r"metrics.jsonl:2 is not a JSON object"):
         read_metrics(tmp_path)
+
+
+def test_a_run_written_before_the_hint_gain_rename_reads_under_the_new_name(tmp_path):
+    old = {"iteration": 1, "mean_regret": 0.0, "mean_raw_regret": -0.25}
+    (tmp_path / "metrics.jsonl").write_text(json.dumps(old) + "\n")
+    assert "mean_hint_gain" in METRIC_FIELDS and "mean_raw_regret" not in METRIC_FIELDS
+    # The floored regret keeps its name; the unfloored difference is the hint gain.
+    assert read_metrics(tmp_path) == [{"iteration": 1, "mean_regret": 0.0, "mean_hint_gain": -0.25}]

@@ -68,7 +68,7 @@ def test_a_stage_where_nothing_finished_says_n_a_not_zero():
     assert "return n/a with hint / n/a without" in play_line(play, rows, 1)
     record = metrics_record(1, {}, play, rows, [], [], STATS, {})
     assert record["agent_return_with_hint"] is None and record["win_rate"] is None
-    assert record["mean_raw_regret"] is None  # no side finished: no raw regret, not 0
+    assert record["mean_hint_gain"] is None  # no side finished: no hint gain, not 0
     assert play["failures"].all_failed
     evaluation = merge_eval([{"results": [], "failures": FailureCounts.of(episodes)}], 0.5)
     assert evaluation["eval_return"] is None and evaluation["eval_failed"] == 2

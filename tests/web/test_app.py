@@ -75,8 +75,9 @@ def test_overview_counts_and_links(client):
     assert status == 200
     assert re.search(r"<b>10</b><span>versions</span>", text)
     assert 'href="/envs?skill=logic"' in text and 'href="/envs?status=retired"' in text
-    assert "regret (highest of any checkpoint)" in text and "run-a" in text
-    newest, highest = text.split("<h2>Newest</h2>")[1].split("<h2>Highest regret</h2>")
+    assert "hint gain: return with hint − without (highest of any checkpoint)" in text
+    assert "run-a" in text
+    newest, highest = text.split("<h2>Newest</h2>")[1].split("<h2>Highest hint gain</h2>")
     assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', newest)[0] == "EvilMarkup-v1"
     ranked = re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', highest.split("<h2>Runs</h2>")[0])
     assert ranked == ["NumberGuess-v1", "Mastermind-v1", "MazeExplore-v1", "EvilMarkup-v1"]
@@ -84,7 +85,7 @@ def test_overview_counts_and_links(client):
 
 def test_list_filters_search_sort_and_pages(client, server):
     ids = server.app.registry.ids
-    _, _, text = client.get("/envs?skill=math&sort=regret")
+    _, _, text = client.get("/envs?skill=math&sort=hint_gain")
     rows = re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)
     assert rows[0] == ids["NumberGuess"][6:] and set(rows) == {
         "NumberGuess-v1",
@@ -97,9 +98,34 @@ def test_list_filters_search_sort_and_pages(client, server):
     assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)[0] == "MazeExplore-v1"
     _, _, text = client.get("/envs?size=25&sort=name&dir=asc")
     assert "page 1 of" not in text  # one page only: no pager
-    _, _, text = client.get("/envs?regret_min=0.4&regret_max=1")
+    _, _, text = client.get("/envs?hint_gain_min=0.4&hint_gain_max=1")
     assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text) == ["NumberGuess-v1"]
     assert 'id="summary">1 environment version' in text
+    assert "<legend" in text and ">hint gain</legend>" in text and ">regret<" not in text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("/envs?skill=math&sort=regret", "/envs?skill=math&sort=hint_gain"),
+        (
+            "/envs?regret_min=0.4&regret_max=1&sort=regret&dir=asc",
+            "/envs?hint_gain_min=0.4&hint_gain_max=1&sort=hint_gain&dir=asc",
+        ),
+        ("/export?format=jsonl&regret_min=0.4", "/export?format=jsonl&hint_gain_min=0.4"),
+        ("/map?color=regret&skill=math", "/map?color=hint_gain&skill=math"),
+    ],
+)
+def test_links_from_before_the_hint_gain_rename_are_redirected(server, old, new):
+    status, headers, _ = Client(server.url, follow=False).get(old)
+    assert status == 301 and headers["Location"] == new
+    status, _, text = Client(server.url).get(old)
+    assert status == 200, error_of(text)
+
+
+def test_a_parameter_under_its_old_and_new_name_is_given_twice(client):
+    status, _, text = client.get("/envs?regret_min=0.1&hint_gain_min=0.2")
+    assert status == 400 and "'hint_gain_min' was given 2 times" in error_of(text)
 
 
 @pytest.mark.parametrize(
@@ -108,16 +134,19 @@ def test_list_filters_search_sort_and_pages(client, server):
         ("/envs?skill=logik", "skill must be one of: "),
         (
             "/envs?sort=popularity",
-            "sort must be one of: relevance, created, regret, novelty, win_rate, name",
+            "sort must be one of: relevance, created, hint_gain, novelty, win_rate, name",
         ),
         ("/envs?page=0", "page must be at least 1"),
         ("/envs?page=99", "page 99 is past the last page (1) of 10 results."),
-        ("/envs?regret_min=abc", "regret_min must be a number such as 0.25"),
-        ("/envs?regret_min=1&regret_max=0", "regret_min (1) is above regret_max (0); swap them."),
+        ("/envs?hint_gain_min=abc", "hint_gain_min must be a number such as 0.25"),
+        (
+            "/envs?hint_gain_min=1&hint_gain_max=0",
+            "hint_gain_min (1) is above hint_gain_max (0); swap them.",
+        ),
         ("/envs?skil=logic", "Unknown parameter 'skil'. Did you mean 'skill'?"),
         ("/envs?q=" + "x" * 201, "q is 201 characters long; at most 200 are accepted."),
         ("/envs?q=a&q=b", "Parameter 'q' was given 2 times; give it once."),
-        ("/map?color=size", "color must be one of: skill, kind, origin, status, regret"),
+        ("/map?color=size", "color must be one of: skill, kind, origin, status, hint_gain"),
         ("/map?n=5", "n must be at least 10"),
         ("/export?format=csv", "format must be one of: jsonl, parquet, package"),
         ("/export?q=zzqqxx", "No environment matches these filters: there is nothing to export."),
@@ -373,8 +402,8 @@ def test_runs_pages_draw_every_metric(client):
 def test_the_map_draws_a_point_per_embedded_version(client, server):
     _, _, text = client.get("/map")
     assert text.count('class="pt"') == server.app.registry.count()
-    _, _, text = client.get("/map?color=regret&skill=math")
-    assert text.count('class="pt"') == 3 and "not played" in text
+    _, _, text = client.get("/map?color=hint_gain&skill=math")
+    assert text.count('class="pt"') == 3 and "not played" in text and "hint gain +1" in text
     assert 'href="/env/Nim-v1"' in text
 
 
@@ -422,7 +451,7 @@ def test_every_page_works_on_an_empty_registry_and_on_postgresql(registry_url, t
         embed(registry)
         server.app.catalog.refresh()  # pages follow within refresh_s; the test does not wait
         server.app.vectors.refresh(force=True)
-        _, _, text = client.get("/envs?q=number&skill=math&sort=regret")
+        _, _, text = client.get("/envs?q=number&skill=math&sort=hint_gain")
         assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)[0] == "NumberGuess-v1"
         _, _, text = client.get("/envs?q=maze&mode=semantic")
         assert re.findall(r'<a href="/env/([A-Za-z]+-v\d+)">', text)[0] == "MazeExplore-v1"

@@ -39,11 +39,11 @@ def test_catalog_holds_light_columns_and_play_stats(filled):
     pos = {snap.env_id(p): p for p in range(len(snap))}
     guess = pos[ids["NumberGuess"]]
     assert snap.value("kind", guess) == "text" and snap.value("status", guess) == "validated"
-    # regret: highest of any checkpoint; win rate and returns: the latest checkpoint
-    assert snap.regret[guess] == pytest.approx(0.5)
+    # hint gain: highest of any checkpoint; win rate and returns: the latest checkpoint
+    assert snap.hint_gain[guess] == pytest.approx(0.5)
     assert snap.win_rate[guess] == pytest.approx(0.4) and snap.checkpoints[guess] == 2
     assert snap.return_with_hint[guess] == pytest.approx(0.9)
-    assert math.isnan(snap.regret[pos[ids["Nim"]]])
+    assert math.isnan(snap.hint_gain[pos[ids["Nim"]]])
     assert snap.facet_counts("status") == {
         "validated": 7,
         "candidate": 1,
@@ -75,7 +75,7 @@ def test_refresh_picks_up_new_versions_statuses_and_stats(filled):
     pos = {snap.env_id(p): p for p in range(len(snap))}
     assert snap.value("origin", pos[new.id]) == "imported"
     assert snap.value("status", pos[ids["Mastermind"]]) == "retired"
-    assert snap.regret[pos[ids["Nim"]]] == pytest.approx(0.75)
+    assert snap.hint_gain[pos[ids["Nim"]]] == pytest.approx(0.75)
     assert len(first) == len(SEEDS) + 2  # an old snapshot never changes
 
 
@@ -121,10 +121,10 @@ def test_list_filters_sorts_pages_and_counts_facets(filled):
     # facet counts ignore the facet's own filter: other skills still show their counts
     assert result.facets["skill"]["math"] == 3  # NumberGuess, Nim, NumberGuessHarder
     assert result.facets["kind"] == {"text": 2}  # under skill=logic: Mastermind, EvilMarkup
-    regret = searcher.run(snap, ListQuery(sort="regret"))
-    assert ids_of(snap, regret)[:3] == [ids["NumberGuess"], ids["Mastermind"], ids["MazeExplore"]]
-    assert ids_of(snap, regret)[3] == ids["EvilMarkup"]  # negative regret, then unplayed last
-    band = searcher.run(snap, ListQuery(regret_min=0.0, regret_max=0.25))
+    gain = searcher.run(snap, ListQuery(sort="hint_gain"))
+    assert ids_of(snap, gain)[:3] == [ids["NumberGuess"], ids["Mastermind"], ids["MazeExplore"]]
+    assert ids_of(snap, gain)[3] == ids["EvilMarkup"]  # negative gain, then unplayed last
+    band = searcher.run(snap, ListQuery(hint_gain_min=0.0, hint_gain_max=0.25))
     assert set(ids_of(snap, band)) == {ids["Mastermind"], ids["MazeExplore"]}
     unplayed = searcher.run(snap, ListQuery(played="no"))
     assert ids["Nim"] in ids_of(snap, unplayed) and ids["Mastermind"] not in ids_of(snap, unplayed)
@@ -195,13 +195,15 @@ def test_list_parameters_are_checked_against_the_catalog(filled):
         params.done()
         return query
 
-    assert parse(skill="logic", sort="regret", dir="asc").descending is False
+    assert parse(skill="logic", sort="hint_gain", dir="asc").descending is False
     with pytest.raises(
         HTTPError, match="skill must be one of: .*got 'logik'. Did you mean 'logic'"
     ):
         parse(skill="logik")
-    with pytest.raises(HTTPError, match=r"regret_min \(0.5\) is above regret_max \(0.1\)"):
-        parse(regret_min="0.5", regret_max="0.1")
+    with pytest.raises(
+        HTTPError, match=r"hint_gain_min \(0.5\) is above hint_gain_max \(0.1\)"
+    ):
+        parse(hint_gain_min="0.5", hint_gain_max="0.1")
     with pytest.raises(HTTPError, match="sort=relevance needs a search"):
         parse(sort="relevance")
     with pytest.raises(HTTPError, match="size must be one of 25, 50, 100, 200; got 30"):

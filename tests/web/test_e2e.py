@@ -172,7 +172,7 @@ def test_filter_by_skill_and_status(browser, server, shots):
 def test_open_an_environment(browser, server, shots):
     from selenium.webdriver.common.by import By
 
-    browser.get(server.url + "envs?skill=math&sort=regret")
+    browser.get(server.url + "envs?skill=math&sort=hint_gain")
     browser.find_element(By.LINK_TEXT, "spade/NumberGuess-v1").click()
     wait(browser, lambda d: d.current_url.endswith("/env/NumberGuess-v1"))
     assert browser.find_element(By.CSS_SELECTOR, "h1.envid").text.startswith("spade/NumberGuess-v1")
@@ -294,7 +294,7 @@ def test_model_written_markup_shows_as_text(browser, server, shots):
 def test_map_and_runs_pages(browser, server, shots):
     from selenium.webdriver.common.by import By
 
-    browser.get(server.url + "map?color=regret")
+    browser.get(server.url + "map?color=hint_gain")
     points = browser.find_elements(By.CSS_SELECTOR, "svg.map circle.pt")
     assert len(points) == server.app.registry.count()
     shoot(browser, shots, "11-map")

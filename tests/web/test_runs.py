@@ -27,6 +27,20 @@ def test_metrics_keep_numeric_fields_and_skip_bad_lines(tmp_path):
     assert skipped == 2
 
 
+def test_a_run_written_before_the_hint_gain_rename_reads_under_the_new_name(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    old = {"iteration": 0, "mean_regret": 0.0, "mean_raw_regret": -0.25}
+    path.write_text(
+        json.dumps(old) + "\n" + json.dumps({"iteration": 1, "mean_hint_gain": 0.5}) + "\n"
+    )
+    rows, _ = read_metrics(path)
+    # The floored regret keeps its name; the unfloored difference is the hint gain.
+    assert rows == [
+        {"iteration": 0.0, "mean_regret": 0.0, "mean_hint_gain": -0.25},
+        {"iteration": 1.0, "mean_hint_gain": 0.5},
+    ]
+
+
 def test_runs_are_listed_and_read_with_series(tmp_path):
     write_run(tmp_path / "older", iterations=2)
     write_run(tmp_path / "newer", iterations=5)
