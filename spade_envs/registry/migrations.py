@@ -34,6 +34,8 @@ class Migration:
     version: int
     summary: str
     statements: tuple[str, ...]
+    #: The oldest SQLite library that runs the statements (``RENAME COLUMN``: 3.25).
+    sqlite_at_least: tuple[int, int, int] = (3, 0, 0)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -67,6 +69,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DROP INDEX ix_play_stats_regret",
             "CREATE INDEX ix_play_stats_hint_gain ON play_stats (hint_gain)",
         ),
+        sqlite_at_least=(3, 25, 0),
     ),
 )
 
@@ -139,6 +142,7 @@ def _upgrade(engine: Any, where: str) -> None:
             f"spade-envs understands ({SCHEMA_VERSION}); upgrade spade-envs."
         )
     if engine.dialect.name == "sqlite":
+        _check_sqlite_library(engine, current, where)
         _backup_sqlite(engine, current)
     raw = engine.raw_connection()
     try:
@@ -179,6 +183,21 @@ def _upgrade(engine: Any, where: str) -> None:
         if engine.dialect.name == "sqlite":
             raw.driver_connection.isolation_level = ""
         raw.close()
+
+
+def _check_sqlite_library(engine: Any, current: int, where: str) -> None:
+    """Refuse, before anything is touched, an upgrade this SQLite library cannot run (it
+    would fail halfway with a bare syntax error)."""
+    have = tuple(engine.dialect.dbapi.sqlite_version_info)
+    for step in MIGRATIONS:
+        if step.version > current and have < step.sqlite_at_least:
+            need = ".".join(map(str, step.sqlite_at_least))
+            raise SpadeError(
+                f"Upgrading the registry at {where} to schema version {step.version} needs "
+                f"SQLite {need} or newer; this Python's sqlite3 is "
+                f"{'.'.join(map(str, have))}. Use a Python built against a newer SQLite; "
+                "the database was not changed."
+            )
 
 
 def _backup_sqlite(engine: Any, version: int) -> None:

@@ -156,3 +156,21 @@ def test_regret_column_becomes_hint_gain_keeping_its_values(registry_url, versio
     assert indexes == {i.name for i in PlayStatsRow.__table__.indexes}
     registry.close()
     Registry(registry_url).close()  # opening it again changes nothing
+
+
+def test_an_sqlite_library_too_old_to_rename_a_column_is_refused_before_any_change(
+    tmp_path, monkeypatch
+):
+    import sqlite3.dbapi2  # the module SQLAlchemy's SQLite dialect runs on
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    make_old(url, 3, (("ckpt", 0.5, 0.25),))
+    monkeypatch.setattr(sqlite3.dbapi2, "sqlite_version_info", (3, 24, 0))
+    with pytest.raises(SpadeError, match=r"needs SQLite 3\.25\.0 or newer; .* is 3\.24\.0"):
+        Registry(url)
+    assert not (tmp_path / "old.db.v3.bak").exists()  # refused before the backup, too
+    with sqlite3.connect(tmp_path / "old.db") as conn:
+        assert conn.execute("SELECT version FROM spade_schema").fetchone() == (3,)
+        assert conn.execute("SELECT regret FROM play_stats").fetchone() == (0.25,)
+    monkeypatch.undo()
+    assert Registry(url).play_stats("spade/NumberGuess-v1")[0].hint_gain == 0.25
