@@ -84,13 +84,13 @@ def train_command(
         trainer.run()
         if dist.is_main:
             records = read_metrics(run_dir)
-            envs = synthesized(trainer.registry, trainer.run_id)
+            envs = synthesized(trainer.parts.registry, trainer.parts.run_id)
             write_synthesized(envs, Path(run_dir))
             click.echo(summary_table(records))
             click.echo(closing_summary(records, envs, Path(run_dir)))
             click.echo(
                 f"run directory: {run_dir} (metrics.jsonl, synthesized.json, tensorboard/, "
-                f"config.toml); checkpoints: {trainer.checkpoints}"
+                f"config.toml); checkpoints: {trainer.parts.checkpoints}"
             )
     except AllPlaysFailedError as exc:  # not a usage mistake: the run itself failed
         raise click.ClickException(str(exc)) from exc

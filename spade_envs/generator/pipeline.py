@@ -2,11 +2,11 @@
 
 Every generation attempt is accounted for, whatever goes wrong: a model error, a reply
 without code, a module that does not parse, a validation failure, a near-copy of a
-stored environment. Each failed attempt carries its kind (:data:`ATTEMPT_FAILURES`,
-``Attempt.failure``) and its reason; the :class:`DesignerReport` counts both. Nothing
-in one attempt can stop the batch. Rejected validations get up to
-``repair_rounds`` more turns in the same conversation, with the validator's report as
-feedback.
+stored environment. Each failed attempt carries its kind (``Attempt.failure``, a
+:class:`~spade_envs.generator.outcomes.DesignerFailure`) and its reason; the
+:class:`DesignerReport` counts both. Nothing in one attempt can stop the batch. Rejected
+validations get up to ``repair_rounds`` more turns in the same conversation, with the
+validator's report as feedback.
 
 Modes:
     new: a new environment grounded on a corpus document and on memory (similar and
@@ -37,6 +37,7 @@ from typing import Any
 from ..core.metadata import SKILLS
 from ..error import SpadeError
 from .extract import extract_code
+from .outcomes import AttemptStage, DesignerFailure
 from .parents import Parent, ScaffoldParents, aim
 from .prompts import EDIT_CHANGES, DesignerPrompts, Reference, describe_stats, prompt_sha256
 from .scaffold import FillingError, parse_filling
@@ -58,26 +59,13 @@ MODES = ("new", "edit", "scaffold")
 #: enough (``benchmarks/designer_yield.py``); no model between 135M and this size could be
 #: measured here, so the bound is a placeholder until one is.
 SCAFFOLD_BELOW_PARAMETERS = 1_000_000_000
-#: Stages an attempt passes, in order; an attempt stops at the first it fails.
-STAGES = ("requested", "generated", "parsed", "valid", "novel", "registered")
-#: Why an attempt failed: the prompt could not be built, the model request failed, the
-#: reply had no usable code or was cut off, a scaffold reply was no usable filling (not a
-#: JSON object of the declared holes and types), the validator rejected the code or could not
-#: run at all, the code was too close to a stored environment, the registry refused it.
-ATTEMPT_FAILURES = (
-    "prompt_error",
-    "model_error",
-    "no_code",
-    "truncated",
-    "bad_filling",
-    "invalid",
-    "validator_error",
-    "not_novel",
-    "registry_error",
-)
-#: Failures that say nothing about the code the model wrote: when every attempt ends in
-#: one of these, nothing was designed at all (``spade-envs generate`` exits 1).
-INFRASTRUCTURE_FAILURES = ("prompt_error", "model_error", "validator_error")
+#: Stages an attempt passes, in order (:class:`AttemptStage`); it stops at the first it fails.
+STAGES = tuple(AttemptStage)
+#: Why an attempt failed (:class:`DesignerFailure`).
+ATTEMPT_FAILURES = tuple(DesignerFailure)
+#: Failures that say nothing about the code the model wrote
+#: (:attr:`DesignerFailure.infrastructure`).
+INFRASTRUCTURE_FAILURES = tuple(f for f in DesignerFailure if f.infrastructure)
 
 
 @dataclass(frozen=True)
@@ -143,16 +131,18 @@ class DesignerConfig:
 class Attempt:
     """One environment the designer was asked for, and how far it got.
 
-    ``failure`` is one of :data:`ATTEMPT_FAILURES` ("" while nothing failed, and once
-    registered); ``reason`` says the same in words, for people and repair prompts.
+    ``stage`` is how far it got; ``failure`` why it stopped (None while nothing failed, and
+    once registered); ``reason`` says the same in words, for people and repair prompts.
+    Both are string-valued enums, so :func:`dataclasses.asdict` gives JSON-ready words and
+    ``Attempt(**fields)`` turns such words back into members.
     """
 
     index: int
     mode: str
     skill: str
-    stage: str = "requested"
+    stage: AttemptStage = AttemptStage.REQUESTED
     reason: str = ""
-    failure: str = ""
+    failure: DesignerFailure | None = None
     rounds: int = 0  # model turns used (1 + repairs)
     env_id: str = ""
     document_id: int | None = None
@@ -174,9 +164,14 @@ class Attempt:
     prompt_token_ids: list[int] = field(default_factory=list, repr=False)
     reply_logprobs: list[float] = field(default_factory=list, repr=False)
 
+    def __post_init__(self) -> None:
+        # Words read back from a checkpoint (or passed by hand) become members.
+        self.stage = AttemptStage.of(self.stage)
+        self.failure = DesignerFailure.of(self.failure)
+
     @property
     def repaired(self) -> bool:
-        return self.rounds > 1 and self.stage in ("valid", "novel", "registered")
+        return self.rounds > 1 and self.stage.rank >= AttemptStage.VALID.rank
 
 
 @dataclass
@@ -189,14 +184,14 @@ class DesignerReport:
     seconds: float = 0.0
     mode: str = ""  # the mode used (``config.mode`` with ``auto`` resolved)
 
-    def count(self, stage: str) -> int:
+    def count(self, stage: str | AttemptStage) -> int:
         """Attempts that reached ``stage`` (see :data:`STAGES`)."""
-        rank = STAGES.index(stage)
-        return sum(1 for a in self.attempts if STAGES.index(a.stage) >= rank)
+        rank = AttemptStage.of(stage).rank
+        return sum(1 for a in self.attempts if a.stage.rank >= rank)
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {stage: self.count(stage) for stage in STAGES}
+        out = {stage.value: self.count(stage) for stage in STAGES}
         out["repaired"] = sum(1 for a in self.attempts if a.repaired)
         return out
 
@@ -206,16 +201,16 @@ class DesignerReport:
 
     @property
     def failures(self) -> dict[str, int]:
-        """Failed attempts per kind of :data:`ATTEMPT_FAILURES` (every kind, 0 included)."""
-        counts = Counter(a.failure for a in self.attempts if a.failure)
-        return {kind: counts.get(kind, 0) for kind in ATTEMPT_FAILURES}
+        """Failed attempts per :class:`DesignerFailure` value (every kind, 0 included)."""
+        counts = Counter(a.failure for a in self.attempts if a.failure is not None)
+        return {kind.value: counts.get(kind, 0) for kind in DesignerFailure}
 
     @property
     def nothing_designed(self) -> bool:
         """Whether every attempt failed for a reason outside the written code
-        (:data:`INFRASTRUCTURE_FAILURES`): the model, the prompt or the validator."""
+        (:attr:`DesignerFailure.infrastructure`): the model, the prompt or the validator."""
         return bool(self.attempts) and all(
-            a.failure in INFRASTRUCTURE_FAILURES for a in self.attempts
+            a.failure is not None and a.failure.infrastructure for a in self.attempts
         )
 
     def table(self, top: int = 5) -> str:
@@ -224,7 +219,7 @@ class DesignerReport:
         mode = self.mode or self.config.mode
         lines = [f"designer run: {self.model}, mode {mode}, {self.seconds:.0f} s"]
         for stage in STAGES:
-            lines.append(f"  {stage:<11} {counts[stage]:>5}")
+            lines.append(f"  {stage.value:<11} {counts[stage]:>5}")
         lines.append(f"  {'repaired':<11} {counts['repaired']:>5}  (valid only after a repair)")
         failed = ", ".join(f"{n} {kind}" for kind, n in self.failures.items() if n)
         if failed:
@@ -300,7 +295,9 @@ class Designer:
                 batch = [self._prepare(first + i) for i in range(count)]
                 report.attempts.extend(batch)
                 # An attempt whose prompt could not be built (prompt_error) is never sent.
-                pending = [a for a in batch if a.stage == "requested" and not a.failure]
+                pending = [
+                    a for a in batch if a.stage is AttemptStage.REQUESTED and a.failure is None
+                ]
                 for _round in range(1 + self.config.repair_rounds):
                     if not pending:
                         break
@@ -346,7 +343,8 @@ class Designer:
             attempt.messages = messages
             attempt.prompt_sha256 = prompt_sha256(messages)
         except SpadeError as exc:
-            attempt.reason, attempt.failure = _short_reason(f"prompt: {exc}"), "prompt_error"
+            attempt.reason = _short_reason(f"prompt: {exc}")
+            attempt.failure = DesignerFailure.PROMPT_ERROR
         return attempt
 
     def _new_prompt(self, skill: str, document: str) -> list[dict[str, str]]:
@@ -438,12 +436,12 @@ class Designer:
         Returns:
             True when the attempt should get a repair turn.
         """
-        attempt.stage, attempt.failure = "requested", ""
+        attempt.stage, attempt.failure = AttemptStage.REQUESTED, None
         if not completion.ok:
             attempt.reason = _short_reason(f"model error: {completion.error}")
-            attempt.failure = "model_error"
+            attempt.failure = DesignerFailure.MODEL_ERROR
             return False
-        attempt.stage, attempt.reply = "generated", completion.text
+        attempt.stage, attempt.reply = AttemptStage.GENERATED, completion.text
         attempt.reply_token_ids = list(completion.token_ids or [])
         attempt.reply_logprobs = list(completion.logprobs or [])
         attempt.prompt_token_ids = list(completion.prompt_token_ids or [])
@@ -452,12 +450,13 @@ class Designer:
         extraction = extract_code(completion.text)
         if not extraction.ok:
             if completion.finish_reason == "length" and extraction.reason != "no code":
-                attempt.reason, attempt.failure = "truncated (hit max_tokens)", "truncated"
+                attempt.reason = "truncated (hit max_tokens)"
+                attempt.failure = DesignerFailure.TRUNCATED
             else:
                 attempt.reason = f"no usable code: {extraction.reason}"
-                attempt.failure = "no_code"
+                attempt.failure = DesignerFailure.NO_CODE
             return self._ask_repair(attempt, completion.text, f"- {attempt.reason}")
-        attempt.stage, attempt.code = "parsed", extraction.code
+        attempt.stage, attempt.code = AttemptStage.PARSED, extraction.code
         return self._gate(attempt, completion.text)
 
     def _judge_filling(self, attempt: Attempt, completion: Any) -> bool:
@@ -469,15 +468,16 @@ class Designer:
             code, _name = parent.scaffold.fill(filling)
         except FillingError as exc:
             if completion.finish_reason == "length":
-                attempt.reason, attempt.failure = "truncated (hit max_tokens)", "truncated"
+                attempt.reason = "truncated (hit max_tokens)"
+                attempt.failure = DesignerFailure.TRUNCATED
             else:
                 attempt.reason = _short_reason(f"bad filling: {exc}")
-                attempt.failure = "bad_filling"
+                attempt.failure = DesignerFailure.BAD_FILLING
             return self._ask_repair(attempt, reply, f"- {exc}")
         attempt.filling, attempt.ignored_keys = filling, ignored
         attempt.values = {**parent.scaffold.defaults(), **filling}
         attempt.code = code
-        attempt.stage = "parsed"
+        attempt.stage = AttemptStage.PARSED
         return self._gate(attempt, reply)
 
     def _novelty(self, attempt: Attempt, code: str, meta: Any) -> tuple[float, str]:
@@ -493,16 +493,16 @@ class Designer:
             report = self._validator.validate(attempt.code, filename=f"designer-{attempt.index}.py")
         except SpadeError as exc:  # the validator itself could not run: not the code's fault
             attempt.reason = _short_reason(f"validator: {type(exc).__name__}: {exc}")
-            attempt.failure = "validator_error"
+            attempt.failure = DesignerFailure.VALIDATOR_ERROR
             return False
         if not report.passed:
             failure = report.failures[0] if report.failures else None
             attempt.reason = _short_reason(
                 f"invalid: {failure.name}: {failure.reason}" if failure else "invalid"
             )
-            attempt.failure = "invalid"
+            attempt.failure = DesignerFailure.INVALID
             return self._ask_repair(attempt, reply, report.feedback())
-        attempt.stage = "valid"
+        attempt.stage = AttemptStage.VALID
         from ..validation.static import static_metadata
 
         meta = static_metadata(
@@ -519,7 +519,7 @@ class Designer:
         if attempt.novelty < threshold:
             what = "filling distance" if attempt.mode == "scaffold" else "distance"
             attempt.reason = f"not novel: {what} {attempt.novelty:.3f} from {near}"
-            attempt.failure = "not_novel"
+            attempt.failure = DesignerFailure.NOT_NOVEL
             if attempt.mode == "scaffold":  # a filling is cheap to redo: say what to avoid
                 return self._ask_repair(
                     attempt,
@@ -528,7 +528,7 @@ class Designer:
                     f"by more than {self.config.filling_threshold:.0%}",
                 )
             return False
-        attempt.stage = "novel"
+        attempt.stage = AttemptStage.NOVEL
         extra: dict[str, Any] = {
             "designer_run": self.run_id,
             "mode": attempt.mode,
@@ -555,10 +555,10 @@ class Designer:
             )
         except SpadeError as exc:
             attempt.reason = _short_reason(f"registry: {exc}")
-            attempt.failure = "registry_error"
+            attempt.failure = DesignerFailure.REGISTRY_ERROR
             return False
-        attempt.stage, attempt.env_id, attempt.reason = "registered", record.id, ""
-        attempt.failure = ""
+        attempt.stage, attempt.env_id, attempt.reason = AttemptStage.REGISTERED, record.id, ""
+        attempt.failure = None
         self.memory.sync()  # later attempts in this run see it when judging novelty
         return False
 

@@ -10,7 +10,9 @@ SelfPlayTrainer(config, "runs/demo").run()       # metrics.jsonl, checkpoints/, 
 
 - :mod:`.config`: :class:`SelfPlayConfig`, presets (``presets/*.toml``), ``--set`` overrides.
 - :mod:`.loop`: :class:`SelfPlayTrainer` (self-play and fixed-pool modes, exact resume);
-  :mod:`.stages`: the designer reward, failure counts and metrics of each stage.
+  :mod:`.setup`: what a run is built from (``RunComponents``: registry, memory, models,
+  learner, metrics), built and closed in one place; :mod:`.stages`: the designer reward,
+  failure counts and metrics of each stage.
 - :mod:`.samples`, :mod:`.grpo`, :mod:`.learner`, :mod:`.lora`: GRPO for both roles.
 - :mod:`.distributed`: torchrun helpers; :mod:`.checkpoint`, :mod:`.metrics`, :mod:`.report`.
 

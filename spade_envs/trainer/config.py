@@ -11,8 +11,9 @@ comma list fills a tuple::
     save_config(config, run_dir / "config.toml")   # what every run keeps
 
 Every section checks itself in ``__post_init__``; an unknown key or preset is reported with
-the close matches. Dicts, files and overrides are read and written by
-:mod:`spade_envs.trainer.config_io` (its functions are reachable from here too).
+the close matches. Dicts, files, presets and overrides are read and written by
+:mod:`spade_envs.trainer.config_io` (``load_config``, ``save_config``, ...), which imports
+this module and never the reverse.
 """
 
 from __future__ import annotations
@@ -550,26 +551,3 @@ def config_to_dict(config: SelfPlayConfig) -> dict[str, Any]:
         else:
             out[f.name] = value
     return out
-
-
-#: What :mod:`spade_envs.trainer.config_io` provides, reachable from here too.
-_IO_NAMES = (
-    "apply_overrides",
-    "available_presets",
-    "config_from_dict",
-    "config_from_toml",
-    "config_to_toml",
-    "load_config",
-    "preset_path",
-    "read_config",
-    "save_config",
-)
-
-
-def __getattr__(name: str) -> Any:
-    # Loaded on first use: config_io imports this module.
-    if name in _IO_NAMES:
-        from . import config_io
-
-        return getattr(config_io, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """Reading and writing trainer settings: TOML presets, ``--set`` overrides, ``config.toml``.
 
-The settings themselves live in :mod:`spade_envs.trainer.config` (which re-exports what
-is here); this module turns files and command-line overrides into them and back.
+The settings themselves live in :mod:`spade_envs.trainer.config`; this module turns files
+and command-line overrides into them and back (it imports ``config``, never the reverse).
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ Read top to bottom:
    good tokens grow faster).
 4. **KL to a reference** (optional): the k3 estimator
    ``exp(ref - logp) - (ref - logp) - 1`` (unbiased, always >= 0), times ``kl_coef``.
-5. **Token mean** over the completion mask: every generated token weighs the same, so
-   long replies are not down-weighted (DAPO's token-level loss).
+5. **Token mean** over the completion mask, taken by the learner across its micro-batches
+   (:meth:`~spade_envs.trainer.learner.Learner.step`): every generated token weighs the
+   same, so long replies are not down-weighted (DAPO's token-level loss).
 
 numpy computes advantages; torch is imported lazily, only by the loss.
 """
@@ -39,7 +40,6 @@ __all__ = [
     "GRPOConfig",
     "GRPOConfigError",
     "NORMALIZE",
-    "clipped_policy_loss",
     "group_advantages",
     "token_policy_loss",
 ]
@@ -142,54 +142,6 @@ def token_policy_loss(
     else:
         kl = torch.zeros_like(logprobs).detach()
     return loss, was_clipped, kl.detach(), ratio.detach()
-
-
-def clipped_policy_loss(
-    logprobs: Any,
-    old_logprobs: Any,
-    advantages: Any,
-    mask: Any,
-    *,
-    clip_low: float = 0.2,
-    clip_high: float = 0.28,
-    ref_logprobs: Any = None,
-    kl_coef: float = 0.0,
-) -> tuple[Any, dict[str, float]]:
-    """The GRPO loss of a batch: :func:`token_policy_loss` averaged over masked tokens.
-
-    Args:
-        logprobs, old_logprobs, advantages, clip_low, clip_high, ref_logprobs, kl_coef:
-            See :func:`token_policy_loss`.
-        mask: ``[B, T]``, 1 (or True) on completion tokens, 0 on prompt and padding:
-            masked-out tokens contribute neither loss nor gradient.
-
-    Returns:
-        The scalar loss (0 with no masked token) and stats: ``clip_frac`` (share of
-        masked tokens on the clipped branch), ``kl`` (mean k3 estimate) and
-        ``ratio_mean``.
-    """
-    import torch
-
-    loss, was_clipped, kl, ratio = token_policy_loss(
-        logprobs,
-        old_logprobs,
-        advantages,
-        clip_low=clip_low,
-        clip_high=clip_high,
-        ref_logprobs=ref_logprobs,
-        kl_coef=kl_coef,
-    )
-    keep = mask.bool()
-    count = keep.sum().clamp(min=1)
-    # where(), not a product: a non-finite value on a padded position must not leak in.
-    zero = torch.zeros((), dtype=loss.dtype, device=loss.device)
-    total = torch.where(keep, loss, zero).sum() / count
-    stats = {
-        "clip_frac": float((was_clipped & keep).sum() / count),
-        "kl": float(torch.where(keep, kl, zero).sum() / count),
-        "ratio_mean": float(torch.where(keep, ratio, zero).sum() / count),
-    }
-    return total, stats
 
 
 class GRPOConfigError(SpadeError, ValueError):

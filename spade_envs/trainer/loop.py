@@ -39,32 +39,36 @@ ranks share one registry (``SPADE_REGISTRY_URL``; PostgreSQL across machines).
 
 Exact resume: every random choice of iteration ``k`` derives from ``(seed, k)``; the
 registry is seen through :class:`~spade_envs.trainer.view.RunView`, which hides what a
-killed run had already written at iteration ``k`` or later. For tests, the environment
-variable ``SPADE_TRAINER_CRASH_AT=<k>:<stage>`` (stage one of :data:`CRASH_POINTS`) makes
-the process kill itself with SIGKILL right after that stage of iteration ``k``.
+killed run had already written at iteration ``k`` or later.
+
+What a run is built from (registry, view, memory, corpus, validator, models, learner,
+metrics writer, frozen pool) is built by :func:`~spade_envs.trainer.setup.open_run` and
+held as one typed attribute, :attr:`SelfPlayTrainer.parts`
+(:class:`~spade_envs.trainer.setup.RunComponents`), which :meth:`SelfPlayTrainer.close`
+releases. The trainer itself owns only the loop's state: the iteration to start from and
+the designer batches waiting for a delayed update.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
-import os
 import random
-import signal
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..error import SpadeError, suggest
+from ..generator.outcomes import AttemptStage
 from . import distributed
-from .checkpoint import capture_rng, load_checkpoint, restore_rng, save_checkpoint
-from .config import SelfPlayConfig, config_to_dict
-from .config_io import config_from_toml, config_to_toml
+from .checkpoint import Checkpoint, capture_rng, restore_rng, save_checkpoint
+from .config import SelfPlayConfig
+from .config_io import config_to_toml
+from .setup import RESUME_MODES, RunComponents, TrainerError, new_run_id, open_run
 from .stages import (
     IterationFailedError,
+    design_line,
     design_summary,
     designer_reward,
     eval_line,
@@ -78,7 +82,6 @@ from .stages import (
 from .view import iteration_tag
 
 __all__ = [
-    "CRASH_POINTS",
     "RESUME_MODES",
     "IterationFailedError",
     "SelfPlayTrainer",
@@ -86,16 +89,6 @@ __all__ = [
     "designer_reward",
     "new_run_id",
 ]
-
-#: ``--resume``: ``auto`` continues from the newest checkpoint when there is one;
-#: ``never`` refuses a run directory that already holds a run; ``always`` needs one.
-RESUME_MODES = ("auto", "never", "always")
-#: Where ``SPADE_TRAINER_CRASH_AT`` can kill the process (after that stage).
-CRASH_POINTS = ("generate", "play", "update", "metrics", "checkpoint")
-
-
-class TrainerError(SpadeError):
-    """The run cannot start or continue (a run directory in the way, a config mismatch)."""
 
 
 def _derive(seed: int, iteration: int, purpose: str) -> int:
@@ -156,8 +149,19 @@ class SelfPlayTrainer:
         self.start_iteration = 0
         self.records: list[dict[str, Any]] = []
         self.pending: list[tuple[int, list[Any]]] = []  # (iteration, attempts) to train later
-        self.fixed_pool: list[str] = []
-        self._crash_at = os.environ.get("SPADE_TRAINER_CRASH_AT", "")
+        self._parts: RunComponents | None = None
+
+    @property
+    def parts(self) -> RunComponents:
+        """What the run is built from (set by :meth:`setup`; kept after :meth:`close`, closed,
+        for inspection: the run id, the checkpoint directory, the trained model).
+
+        Raises:
+            TrainerError: :meth:`setup` (or :meth:`run`) has not been called.
+        """
+        if self._parts is None:
+            raise TrainerError("The trainer is not set up yet: call run() or setup() first.")
+        return self._parts
 
     # ================================================================= the run
     def run(self) -> list[dict[str, Any]]:
@@ -178,21 +182,19 @@ class SelfPlayTrainer:
 
     def iteration(self, k: int) -> dict[str, Any]:
         """Do iteration ``k`` (see the module docstring); returns its metrics record."""
-        cfg = self.config
+        cfg, parts = self.config, self.parts
         started = time.perf_counter()
-        self.view.begin(k)
-        gen_seconds, gen_tokens = self.generator.seconds, self.generator.tokens
+        parts.view.begin(k)
+        gen_seconds, gen_tokens = parts.generator.seconds, parts.generator.tokens
         # 1. generate -> validate -> register
         attempts, design = self._design(k) if cfg.mode == "selfplay" else ([], {})
         if attempts:
             self.pending.append((k, attempts))
-        self._crash(k, "generate")
         # 2-3. play with and without the hint; regret per environment
         env_ids = self._envs_to_play(k)
         episodes, rows, play = self._play(k, env_ids)
         if play["failures"].all_failed:  # every rank sees the same totals: all stop
             raise IterationFailedError(play["failures"], k)
-        self._crash(k, "play")
         # 4. designer rewards of the batch due now (attempts of iteration k - delay)
         due = self._take_due(k)
         by_env = {row.env_id: row for row in rows}
@@ -200,7 +202,7 @@ class SelfPlayTrainer:
         # 5. one GRPO update on both roles
         update_started = time.perf_counter()
         samples = self._agent_samples(episodes) + self._designer_samples(due, rewards)
-        stats = self.learner.step(samples)
+        stats = parts.learner.step(samples)
         self._push()
         seconds_update = time.perf_counter() - update_started
         self._say(
@@ -209,16 +211,15 @@ class SelfPlayTrainer:
             f"designer samples, {int(stats['tokens_agent'])} + {int(stats['tokens_designer'])} "
             f"tokens, loss {stats['loss']:.4f} in {seconds_update:.1f} s",
         )
-        self._crash(k, "update")
         # 6. registry play statistics and memory
         self._record_stats(k, rows)
-        if self.memory is not None:
-            self.memory.sync()
+        if parts.memory is not None:
+            parts.memory.sync()
         # 7. evaluation on held-out seeds
         evaluation = self._evaluate(k) if self._eval_due(k) else {}
         # 8. metrics (generation throughput: every rank's tokens over the slowest rank's time)
         counts = distributed.all_gather_objects(
-            (self.generator.tokens - gen_tokens, self.generator.seconds - gen_seconds)
+            (parts.generator.tokens - gen_tokens, parts.generator.seconds - gen_seconds)
         )
         generated, gen_time = sum(c[0] for c in counts), max(c[1] for c in counts)
         record = metrics_record(k, design, play, rows, due, rewards, stats, evaluation)
@@ -229,14 +230,12 @@ class SelfPlayTrainer:
             seconds_update=seconds_update,
             seconds_iteration=time.perf_counter() - started,
         )
-        if self.dist.is_main:
-            self.metrics.write(record)
-        self._crash(k, "metrics")
+        if parts.metrics is not None:  # rank 0
+            parts.metrics.write(record)
         # 9. checkpoint
         every = cfg.checkpoint.every
         if k % every == 0 or k == cfg.iterations:
             self._save(k)
-        self._crash(k, "checkpoint")
         return record
 
     # ============================================================ 1. the designer
@@ -245,12 +244,12 @@ class SelfPlayTrainer:
         from ..generator import Designer, DesignerConfig
         from ..generator.pipeline import resolve_mode
 
-        cfg = self.config.designer
+        cfg, parts = self.config.designer, self.parts
         # ``auto`` by the size of the model being trained (a vLLM generator does not say).
-        mode = resolve_mode(cfg.mode, getattr(self, "trainer_model", None) or self.generator)
+        mode = resolve_mode(cfg.mode, parts.trainer_model)
         started = time.perf_counter()
-        seconds_before = self.generator.seconds
-        documents = self.corpus.sample(cfg.documents, seed=_derive(self.config.seed, k, "docs"))
+        seconds_before = parts.generator.seconds
+        documents = parts.corpus.sample(cfg.documents, seed=_derive(self.config.seed, k, "docs"))
         rng = random.Random(_derive(self.config.seed, k, "skills"))
         skills = [cfg.skill or rng.choice(SKILLS) for _ in documents]
         mine = self.dist.shard(list(range(len(documents))))
@@ -274,25 +273,25 @@ class SelfPlayTrainer:
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
                 seed=_derive(self.config.seed, k, f"designer:{skill}:{self.dist.rank}"),
-                run_id=iteration_tag(self.run_id, k),
+                run_id=iteration_tag(parts.run_id, k),
             )
             feed = _DocumentFeed(chosen, cfg.envs_per_document)
             designer = Designer(
-                self.generator, self.view, self.memory, feed, config, validator=self.validator
+                parts.generator, parts.view, parts.memory, feed, config, validator=parts.validator
             )
             attempts.extend(designer.run().attempts)
         everyone = distributed.all_gather_objects(attempts)
         attempts = [a for part in everyone for a in part]
         seconds = time.perf_counter() - started
-        local_generate = self.generator.seconds - seconds_before
+        local_generate = parts.generator.seconds - seconds_before
         timing = distributed.all_gather_objects((local_generate, seconds - local_generate))
         design = {
             "seconds_generate": max(t[0] for t in timing),
             "seconds_validate": max(t[1] for t in timing),
         }
-        registered = [a for a in attempts if a.stage == "registered"]
+        registered = [a for a in attempts if a.stage == AttemptStage.REGISTERED]
         design.update(design_summary(attempts))
-        listed = ", ".join(f"{k[7:]} {n}" for k, n in sorted(design["reasons"].items()))
+        listed = design_line(design["failures"])
         self._say(
             k,
             f"design: {len(attempts)} attempts on {len(documents)} document(s), "
@@ -308,12 +307,16 @@ class SelfPlayTrainer:
     def _envs_to_play(self, k: int) -> list[str]:
         cfg = self.config.agent
         rng = random.Random(_derive(self.config.seed, k, "pool"))
+        pool = self.parts.fixed_pool
         if self.config.mode == "fixed-pool":
-            count = cfg.pool_envs or len(self.fixed_pool)
-            return rng.sample(self.fixed_pool, min(count, len(self.fixed_pool)))
+            count = cfg.pool_envs or len(pool)
+            return rng.sample(pool, min(count, len(pool)))
         designed = list(
             dict.fromkeys(
-                a.env_id for _, batch in self.pending for a in batch if a.stage == "registered"
+                a.env_id
+                for _, batch in self.pending
+                for a in batch
+                if a.stage == AttemptStage.REGISTERED
             )
         )
         from ..generator.scaffold import base_name
@@ -321,7 +324,7 @@ class SelfPlayTrainer:
         held_out = set(self.config.eval.envs)
         candidates = [
             r.id
-            for r in self.view.list(status="validated", sort="name", limit=20_000)
+            for r in self.parts.view.list(status="validated", sort="name", limit=20_000)
             if r.kind in cfg.pool_kinds
             and base_name(r.name) not in held_out  # nor their scaffolded children
             and r.id not in designed
@@ -354,9 +357,10 @@ class SelfPlayTrainer:
         mine = self.dist.shard(list(env_ids))
         if not mine:
             return []
-        targets = resolve_envs(mine, self.view)
+        view = self.parts.view
+        targets = resolve_envs(mine, view)
         specs = matched_specs(targets, plays, hint=hint, env_seed=config.env_seed)
-        return RolloutEngine(self.generator, config, registry=self.view).run(specs, targets)
+        return RolloutEngine(self.parts.generator, config, registry=view).run(specs, targets)
 
     def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:
         from ..agent import regret_rows
@@ -365,7 +369,7 @@ class SelfPlayTrainer:
         episodes = self._run_plays(env_ids, self.config.agent.plays, None, self._rollout_config(k))
         rows = regret_rows(
             episodes,
-            iteration_tag(self.run_id, k),
+            iteration_tag(self.parts.run_id, k),
             timeout_penalty=self.config.reward.timeout_penalty,
         )
         local = play_summary(episodes, rows, time.perf_counter() - started)
@@ -402,13 +406,14 @@ class SelfPlayTrainer:
         documents = list(dict.fromkeys(a.document_id for a in attempts))
         mine = set(self.dist.shard(documents))
         chosen = [(a, r) for a, r in zip(attempts, rewards) if a.document_id in mine]
-        tokenizer = self.trainer_model.tokenizer
+        model = self.parts.trainer_model
+        tokenizer = model.tokenizer
         # Every round of an attempt was sampled at designer.temperature (_design); the
         # config cannot change on resume, so delayed attempts were sampled at it too.
         return designer_samples(
             [a for a, _ in chosen],
             [r for _, r in chosen],
-            self.trainer_model.encode,
+            model.encode,
             lambda text: tokenizer.encode(text, add_special_tokens=False),
             temperature=self.config.designer.temperature,
         )
@@ -416,18 +421,19 @@ class SelfPlayTrainer:
     def _push(self) -> None:
         from .models import push_weights
 
-        push_weights(self.raw_generator, self.learner.model)
+        push_weights(self.parts.raw_generator, self.parts.learner.model)
 
     # ============================================================ 6-7. stats, eval
     def _record_stats(self, k: int, rows: list[Any]) -> None:
         if not self.dist.is_main:
             return
+        parts = self.parts
         for row in rows:
             if row.n_with_hint == 0 and row.n_without_hint == 0:
                 continue  # nothing finished: no statistics to store
-            self.registry.record_play_stats(
+            parts.registry.record_play_stats(
                 row.env_id,
-                iteration_tag(self.run_id, k),
+                iteration_tag(parts.run_id, k),
                 plays_with_hint=row.n_with_hint,
                 plays_without_hint=row.n_without_hint,
                 mean_return_with_hint=row.mean_with_hint,
@@ -471,8 +477,8 @@ class SelfPlayTrainer:
         record.update({k: v for k, v in evaluation.items() if k in METRIC_FIELDS})
         record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
         record["eval_failed"] = evaluation["eval_failed"] + evaluation.get("eval_failed_suites", 0)
-        if self.dist.is_main:
-            self.metrics.write(record)
+        if self.parts.metrics is not None:  # rank 0
+            self.parts.metrics.write(record)
 
     def _evaluate_suites(self, k: int) -> dict[str, Any]:
         """``eval.suites``, played as ``spade-envs evaluate`` plays them."""
@@ -482,9 +488,9 @@ class SelfPlayTrainer:
         out: dict[str, Any] = {"eval_failed_suites": 0}
         for name in cfg.suites:
             result = evaluate(
-                self.generator,
-                eval_set(name, self.view),
-                registry=self.view,
+                self.parts.generator,
+                eval_set(name, self.parts.view),
+                registry=self.parts.view,
                 episodes=cfg.plays,
                 max_turns=cfg.max_turns or 2,
                 temperature=cfg.temperature,
@@ -511,88 +517,62 @@ class SelfPlayTrainer:
 
     # ============================================================ set-up, resume
     def setup(self) -> None:
-        """Open the registry, load the models, and resume from a checkpoint if asked."""
-        from .setup import prepare
+        """Build the run's components (:func:`~spade_envs.trainer.setup.open_run`: registry,
+        models, learner, ...) and, when resuming, restore the loop's state from the
+        checkpoint they continue from."""
+        if self._parts is not None:
+            raise TrainerError("The trainer is already set up; use a new SelfPlayTrainer.")
+        self._parts, checkpoint = open_run(
+            self.config,
+            self.run_dir,
+            dist=self.dist,
+            resume=self.resume,
+            wrap_generator=self._wrap,
+            log=self._log,
+        )
+        if checkpoint is not None:
+            self._restore(checkpoint)
 
-        prepare(self)
+    def _restore(self, checkpoint: Checkpoint) -> None:
+        """The loop's own state from ``checkpoint`` (its components took theirs in
+        :func:`~spade_envs.trainer.setup.open_run`); the RNG states last, so nothing of
+        the set-up draws from them."""
+        from ..generator import Attempt
+
+        self.start_iteration = checkpoint.iteration
+        self.pending = [(j, [Attempt(**a) for a in b]) for j, b in checkpoint.state["pending"]]
+        restore_rng(checkpoint.state["rng"])
 
     def _save(self, k: int) -> None:
         started = time.perf_counter()
-        if self.dist.is_main:
+        parts = self.parts
+        if parts.metrics is not None:  # rank 0
             state = {
-                "run_id": self.run_id,
+                "run_id": parts.run_id,
                 "rng": capture_rng(),
                 "pending": [[j, [dataclasses.asdict(a) for a in b]] for j, b in self.pending],
-                "fixed_pool": self.fixed_pool,
+                "fixed_pool": parts.fixed_pool,
                 "world_size": self.dist.world_size,
             }
             path = save_checkpoint(
-                self.checkpoints,
+                parts.checkpoints,
                 k,
-                learner_state=self.learner.state_dict(),
+                learner_state=parts.learner.state_dict(),
                 state=state,
                 config_toml=config_to_toml(self.config),
-                metrics=self.metrics.text(),
+                metrics=parts.metrics.text(),
                 keep=self.config.checkpoint.keep,
             )
             self._say(k, f"checkpoint: {path} in {time.perf_counter() - started:.1f} s")
         distributed.barrier()
 
-    def check_resumable(self, path: Path) -> None:
-        """Refuse a checkpoint written with other settings (only ``iterations`` may change):
-        read before any model is loaded, so the mistake costs nothing."""
-        saved = config_from_toml((path / "config.toml").read_text(encoding="utf-8"))
-        ours, theirs = config_to_dict(self.config), config_to_dict(saved)
-        ours.pop("iterations"), theirs.pop("iterations")
-        if ours != theirs:
-            raise TrainerError(
-                f"The checkpoint {path} was written with other settings "
-                f"({_differences(theirs, ours)}). Resume with the same preset and --set "
-                "options (only iterations may change), or use a new --run-dir."
-            )
-
-    def restore(self, path: Path) -> None:
-        """Continue from the checkpoint at ``path`` (called by :meth:`setup`)."""
-        from ..generator import Attempt
-
-        checkpoint = load_checkpoint(path)
-        self.learner.load_state_dict(checkpoint.learner)
-        restore_rng(checkpoint.state["rng"])
-        self.run_id = checkpoint.state["run_id"]
-        self.pending = [(j, [Attempt(**a) for a in b]) for j, b in checkpoint.state["pending"]]
-        self.fixed_pool = list(checkpoint.state["fixed_pool"])
-        self.start_iteration = checkpoint.iteration
-        self._metrics_text = checkpoint.metrics
-
     def close(self) -> None:
-        """Release the sandbox validator, the models and the registry."""
-        from .setup import teardown
-
-        teardown(self)
+        """Release what :meth:`setup` opened (see
+        :meth:`~spade_envs.trainer.setup.RunComponents.close`); safe to call twice."""
+        if self._parts is not None:
+            self._parts.close()
 
     # ============================================================ small helpers
     def _say(self, k: int, text: str) -> None:
         if self._log is not None:
             self._log(f"[iter {k}/{self.config.iterations}] {text}")
-
-    def _crash(self, k: int, stage: str) -> None:
-        if self._crash_at == f"{k}:{stage}":
-            os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> str:
-    changed = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            inner = _differences(a, b, f"{prefix}{key}.")
-            if inner:
-                changed.append(inner)
-        elif a != b:
-            changed.append(f"{prefix}{key}: {json.dumps(a)} -> {json.dumps(b)}")
-    return ", ".join(changed)
-
-
-def new_run_id(run_dir: Path) -> str:
-    """A fresh run id: the run directory's name and 8 random hex digits."""
-    return f"{run_dir.resolve().name or 'run'}-{uuid.uuid4().hex[:8]}"

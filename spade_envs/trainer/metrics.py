@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..error import SpadeError
+from ..generator.outcomes import DesignerFailure
 
 __all__ = [
     "FAILURE_FIELDS",
@@ -93,34 +94,29 @@ TIMING_FIELDS = tuple(
 #: Fields renamed since runs were first written: old name -> new name. ``read_metrics``
 #: gives old runs' lines the new names (``mean_raw_regret`` was the unfloored hint gain).
 RENAMED_FIELDS = {"mean_raw_regret": "mean_hint_gain"}
-#: Why designer attempts were rejected, as counted fields.
-REJECT_FIELDS = (
-    "reject_model_error",
-    "reject_no_code",
-    "reject_truncated",
-    "reject_bad_filling",
-    "reject_invalid",
-    "reject_not_novel",
-    "reject_other",
-)
-
-
-#: The ``reject_*`` field of each designer failure kind
-#: (:data:`spade_envs.generator.pipeline.ATTEMPT_FAILURES`); others go to ``reject_other``.
-_REJECT_OF = {
-    "prompt_error": "reject_model_error",
-    "model_error": "reject_model_error",
-    "no_code": "reject_no_code",
-    "truncated": "reject_truncated",
-    "bad_filling": "reject_bad_filling",
-    "invalid": "reject_invalid",
-    "not_novel": "reject_not_novel",
+#: The ``reject_*`` field each designer failure kind is counted under: the kinds that
+#: say nothing about the code go to ``reject_other`` (the validator or registry failed),
+#: a prompt that could not be built counts as the model's request failing.
+_REJECT_OF: dict[DesignerFailure, str] = {
+    DesignerFailure.PROMPT_ERROR: "reject_model_error",
+    DesignerFailure.MODEL_ERROR: "reject_model_error",
+    DesignerFailure.NO_CODE: "reject_no_code",
+    DesignerFailure.TRUNCATED: "reject_truncated",
+    DesignerFailure.BAD_FILLING: "reject_bad_filling",
+    DesignerFailure.INVALID: "reject_invalid",
+    DesignerFailure.NOT_NOVEL: "reject_not_novel",
+    DesignerFailure.VALIDATOR_ERROR: "reject_other",
+    DesignerFailure.REGISTRY_ERROR: "reject_other",
 }
+#: Why designer attempts were rejected, as counted fields (derived from
+#: :class:`~spade_envs.generator.outcomes.DesignerFailure`; ``reject_other`` last).
+REJECT_FIELDS = tuple(sorted(dict.fromkeys(_REJECT_OF.values()), key=lambda f: f == "reject_other"))
 
 
-def reject_field(failure: str) -> str:
-    """The ``reject_*`` field a designer attempt's ``failure`` kind is counted under."""
-    return _REJECT_OF.get(failure, "reject_other")
+def reject_field(failure: DesignerFailure | None) -> str:
+    """The ``reject_*`` field a designer attempt's ``failure`` is counted under (an attempt
+    that stopped without one goes to ``reject_other``)."""
+    return "reject_other" if failure is None else _REJECT_OF[DesignerFailure(failure)]
 
 
 def _group(name: str) -> str:

@@ -10,14 +10,17 @@ an iteration where every play failed stops the run with :class:`IterationFailedE
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from ..agent.failures import FAILURE_OUTCOMES, AllPlaysFailedError, FailureCounts, play_failure
+from ..generator.outcomes import AttemptStage, DesignerFailure
 from .metrics import REJECT_FIELDS, reject_field
 
 __all__ = [
     "IterationFailedError",
+    "design_line",
     "design_summary",
     "designer_reward",
     "eval_line",
@@ -82,32 +85,43 @@ def designer_reward(attempt: Any, row: Any, settings: Any) -> float:
         code), ``failed_valid`` (valid but not novel, or registered and never played to
         the end).
     """
-    if attempt.stage == "registered" and row is not None:
+    if attempt.stage == AttemptStage.REGISTERED and row is not None:
         total = row.n_with_hint + row.n_without_hint + row.failed
         if total:
             if settings.kind == "regret":
                 return float(row.regret)
             base = row.blend if settings.kind == "blend" else row.learnability
             return float(base) - settings.timeout_penalty * row.failed / total
-    if attempt.stage == "generated" and getattr(attempt, "failure", "") == "truncated":
+    if attempt.stage == AttemptStage.GENERATED and attempt.failure == DesignerFailure.TRUNCATED:
         return float(settings.failed_truncated)
     ladder = {
-        "requested": settings.failed_requested,
-        "generated": settings.failed_generated,
-        "parsed": settings.failed_parsed,
+        AttemptStage.REQUESTED: settings.failed_requested,
+        AttemptStage.GENERATED: settings.failed_generated,
+        AttemptStage.PARSED: settings.failed_parsed,
     }
     return float(ladder.get(attempt.stage, settings.failed_valid))
 
 
 def design_summary(attempts: Sequence[Any]) -> dict[str, Any]:
-    """Requested and registered attempts, and the rejections per ``reject_*`` field."""
-    reasons: dict[str, int] = {}
-    for attempt in attempts:
-        if attempt.stage != "registered":
-            field = reject_field(attempt.failure)
-            reasons[field] = reasons.get(field, 0) + 1
-    registered = sum(1 for a in attempts if a.stage == "registered")
-    return {"requested": len(attempts), "registered": registered, "reasons": reasons}
+    """Requested and registered attempts, and the rejected ones by failure kind.
+
+    Returns:
+        ``requested`` and ``registered`` counts, and ``failures``: a
+        :class:`~collections.Counter` of :class:`DesignerFailure` (None for an attempt
+        that stopped without one), rejected attempts only.
+    """
+    rejected = [a for a in attempts if a.stage != AttemptStage.REGISTERED]
+    return {
+        "requested": len(attempts),
+        "registered": len(attempts) - len(rejected),
+        "failures": Counter(a.failure for a in rejected),
+    }
+
+
+def design_line(failures: Counter[DesignerFailure | None]) -> str:
+    """The rejected attempts of :func:`design_summary`, by kind (``truncated 2, invalid 1``)."""
+    named = [(str(f) if f is not None else "other", n) for f, n in failures.items()]
+    return ", ".join(f"{name} {n}" for name, n in sorted(named))
 
 
 def play_summary(episodes: Sequence[Any], rows: list[Any], seconds: float) -> dict[str, Any]:
@@ -259,5 +273,7 @@ def metrics_record(
         seconds_eval=evaluation.get("seconds_eval", 0.0),
     )
     for field in REJECT_FIELDS:
-        record[field] = design.get("reasons", {}).get(field, 0)
+        record[field] = 0
+    for failure, n in design.get("failures", {}).items():
+        record[reject_field(failure)] += n
     return record

@@ -18,7 +18,7 @@ other call goes to the registry unchanged.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["RunView", "iteration_tag", "tag_iteration"]
@@ -126,12 +126,3 @@ class RunView:
             if len(kept) >= limit or len(rows) < fetch:
                 return kept[:limit]
             fetch *= 4
-
-    def visible_ids(self, ids: Sequence[str]) -> list[str]:
-        """Those of ``ids`` (gym IDs) this iteration may see."""
-        out = []
-        for id_ in ids:
-            record = self._registry.get(id_)
-            if not self.hidden(record):
-                out.append(id_)
-        return out

@@ -9,7 +9,7 @@ import pytest
 from spade_envs import describe, seed_class
 from spade_envs.corpus import open_corpus
 from spade_envs.error import SpadeError
-from spade_envs.generator import Designer, DesignerConfig
+from spade_envs.generator import AttemptStage, Designer, DesignerConfig, DesignerFailure
 from spade_envs.llm.base import ChatModel, Completion
 from spade_envs.memory import HashingEmbedder, Memory, MemoryConfig
 from spade_envs.registry import Registry
@@ -133,11 +133,11 @@ def test_hopeless_replies_are_counted_by_reason_and_never_stop_the_batch(setup):
     assert reasons["no usable code: does not parse"] == 1
     assert reasons["no usable code: truncated"] == 1
     assert [a.failure for a in report.attempts] == [
-        "no_code",
-        "model_error",
-        "no_code",
-        "no_code",
-        "",
+        DesignerFailure.NO_CODE,
+        DesignerFailure.MODEL_ERROR,
+        DesignerFailure.NO_CODE,
+        DesignerFailure.NO_CODE,
+        None,
     ]
     assert report.failures == {
         "prompt_error": 0,
@@ -171,10 +171,10 @@ def test_a_validator_that_cannot_run_is_not_blamed_on_the_code(setup):
     config = DesignerConfig(n=2, batch_size=2, skill="math", seed=1)
     report = Designer(model, registry, memory, corpus, config, validator=Broken()).run()
     first, second = report.attempts
-    assert (first.stage, first.failure) == ("parsed", "validator_error")
+    assert (first.stage, first.failure) == (AttemptStage.PARSED, DesignerFailure.VALIDATOR_ERROR)
     assert "SandboxUnavailable: no sandbox on this machine" in first.reason
     assert first.rounds == 1  # no repair turn: the code was never judged
-    assert second.failure == "model_error"
+    assert second.failure is DesignerFailure.MODEL_ERROR
     assert report.nothing_designed and "1 model_error, 1 validator_error" in report.table()
 
 
@@ -244,3 +244,24 @@ def test_bad_config_is_refused():
         DesignerConfig(skill="logik")
     with pytest.raises(SpadeError, match="mode must be one of"):
         DesignerConfig(mode="mutate")
+
+
+def test_an_attempt_survives_a_json_round_trip_with_its_enums():
+    # The trainer checkpoints attempts with dataclasses.asdict + JSON and rebuilds them
+    # with Attempt(**fields): the words come back as enum members.
+    import dataclasses
+
+    from spade_envs.generator import Attempt
+
+    attempt = Attempt(3, "scaffold", "math")
+    attempt.stage, attempt.failure = AttemptStage.GENERATED, DesignerFailure.TRUNCATED
+    words = json.loads(json.dumps(dataclasses.asdict(attempt)))
+    assert (words["stage"], words["failure"]) == ("generated", "truncated")
+    back = Attempt(**words)
+    assert back == attempt
+    assert back.stage is AttemptStage.GENERATED and back.failure is DesignerFailure.TRUNCATED
+    # A checkpoint written before the enums said "" for "nothing failed".
+    assert Attempt(0, "new", "math", stage="registered", failure="").failure is None
+    with pytest.raises(ValueError, match="'truncate'"):
+        Attempt(0, "new", "math", failure="truncate")
+    assert f"{DesignerFailure.NOT_NOVEL} {AttemptStage.VALID:>6}" == "not_novel  valid"

@@ -92,7 +92,7 @@ def test_siblings_of_a_long_named_parent_are_compared(setup):
     scripts = [['{"knobs": {"upper": 200}}'], ['{"knobs": {"upper": 204}}']]  # 2% apart
     report, _ = run(setup, scripts, parent=parent.id, repair_rounds=0)
     stages = [(a.stage, a.failure) for a in report.attempts]
-    assert stages == [("registered", ""), ("valid", "not_novel")], stages
+    assert stages == [("registered", None), ("valid", "not_novel")], stages
 
 
 # ----- the lines the filler counts are not the lines the parser counts -------------------------

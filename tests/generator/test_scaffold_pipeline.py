@@ -89,7 +89,7 @@ def test_identical_and_near_identical_fillings_are_not_new(setup):
     ]
     report, _ = run(setup, scripts, repair_rounds=0)
     stages = [(a.stage, a.failure) for a in report.attempts]
-    assert stages == [("valid", "not_novel"), ("registered", ""), ("valid", "not_novel")]
+    assert stages == [("valid", "not_novel"), ("registered", None), ("valid", "not_novel")]
     assert f"filling distance 0.000 from {PARENT}" in report.attempts[0].reason
     assert report.attempts[1].env_id in report.attempts[2].reason
 

@@ -12,7 +12,7 @@ import pytest
 
 from spade_envs import describe, seed_class
 from spade_envs.corpus import sample_corpus
-from spade_envs.generator import STAGES, Designer, DesignerConfig
+from spade_envs.generator import STAGES, AttemptStage, Designer, DesignerConfig
 from spade_envs.llm import load_model
 from spade_envs.memory import HashingEmbedder, Memory, MemoryConfig
 from spade_envs.registry import Registry
@@ -74,7 +74,7 @@ def test_auto_mode_scaffolds_with_the_real_model_and_accounts_for_every_attempt(
     assert report.counts["generated"] == 4 and report.mode == "scaffold"
     for attempt in report.attempts:
         assert attempt.parent_id.startswith("spade/") and attempt.document_id is None
-        assert (attempt.stage == "registered") == (attempt.failure == "")
+        assert (attempt.stage is AttemptStage.REGISTERED) == (attempt.failure is None)
         if attempt.stage == "registered":
             record = registry.get(attempt.env_id)
             assert record.parents == (attempt.parent_id,) and record.extra["scaffold"]["filled"]

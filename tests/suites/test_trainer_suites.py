@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from spade_envs.trainer.config import load_config
+from spade_envs.trainer.config_io import load_config
 from spade_envs.trainer.loop import SelfPlayTrainer
 from spade_envs.trainer.report import draw_report
 
@@ -43,7 +43,7 @@ def test_fixed_pool_over_rlve_with_rg_hard_evaluated_each_iteration(imported, ti
         trainer = SelfPlayTrainer(config, tmp_path / "run")
         [record] = trainer.run()
     # Only the validated RLVE task: Knapsack is unproven and stays out of training.
-    assert trainer.fixed_pool == ["spade/RlveCRTL0-v1"]
+    assert trainer.parts.fixed_pool == ["spade/RlveCRTL0-v1"]
     # Suite tasks have no hint: only the unhinted plays are played, none fails.
     assert record["plays"] == 2 and record["plays_failed"] == 0
     assert record["tokens_agent"] > 0

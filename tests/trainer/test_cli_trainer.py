@@ -31,7 +31,7 @@ def _need(*modules: str) -> None:
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    for name in ("SPADE_REGISTRY_URL", "SPADE_CHECKPOINT_DIR", "SPADE_TRAINER_CRASH_AT"):
+    for name in ("SPADE_REGISTRY_URL", "SPADE_CHECKPOINT_DIR"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 

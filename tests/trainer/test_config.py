@@ -8,10 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spade_envs.trainer.config import (
-    ConfigError,
-    RewardSettings,
-    SelfPlayConfig,
+from spade_envs.trainer.config import ConfigError, RewardSettings, SelfPlayConfig
+from spade_envs.trainer.config_io import (
     apply_overrides,
     available_presets,
     config_from_dict,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spade_envs.trainer.grpo import clipped_policy_loss, group_advantages, token_policy_loss
+from spade_envs.trainer.grpo import group_advantages, token_policy_loss
 from spade_envs.trainer.samples import Sample, SampleError
 
 
@@ -108,21 +108,20 @@ def test_std_advantages_are_unit_scale(batch):
 
 
 # ---------------------------------------------------------------------- loss
+# The per-token loss the learner trains on (token_policy_loss); its token mean over the
+# completion mask, across micro-batches, is the learner's and tested in test_learner.py.
 
 
-def test_loss_at_ratio_one_is_minus_the_mean_advantage_and_its_gradient():
+def test_loss_at_ratio_one_is_minus_the_advantage_and_its_gradient():
     torch = _torch()
     logp = torch.tensor([[-1.0, -2.0, -3.0], [-0.5, -0.5, -9.0]], requires_grad=True)
     old = logp.detach().clone()
-    adv = torch.tensor([2.0, -1.0])
-    mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
-    loss, stats = clipped_policy_loss(logp, old, adv, mask)
-    # Three masked tokens with advantages 2, 2, -1: loss = -(2 + 2 - 1) / 3.
-    assert loss.item() == pytest.approx(-1.0)
-    assert stats == {"clip_frac": 0.0, "kl": 0.0, "ratio_mean": 1.0}
-    loss.backward()
-    expected = torch.tensor([[-2 / 3, -2 / 3, 0.0], [1 / 3, 0.0, 0.0]])
-    assert torch.allclose(logp.grad, expected)
+    adv = torch.tensor([2.0, -1.0])  # one per sample, broadcast over its tokens
+    loss, clipped, kl, ratio = token_policy_loss(logp, old, adv)
+    assert loss.tolist() == [[-2.0, -2.0, -2.0], [1.0, 1.0, 1.0]]
+    assert not clipped.any() and kl.eq(0).all() and ratio.eq(1).all()
+    loss.sum().backward()
+    assert logp.grad.tolist() == [[-2.0, -2.0, -2.0], [1.0, 1.0, 1.0]]
 
 
 def test_clipping_by_hand():
@@ -131,41 +130,39 @@ def test_clipping_by_hand():
     old = torch.zeros(1, 4)
     logp = torch.log(torch.tensor([[1.5, 1.5, 0.5, 0.5]])).requires_grad_(True)
     adv = torch.tensor([[1.0, -1.0, 1.0, -1.0]])
-    loss, stats = clipped_policy_loss(logp, old, adv, torch.ones(1, 4))
-    # min(r A, clip(r) A) per token: 1.28, -1.5, 0.5, -0.8
-    assert loss.item() == pytest.approx(-(1.28 - 1.5 + 0.5 - 0.8) / 4)
-    assert stats["clip_frac"] == pytest.approx(0.5)  # tokens 0 and 3 are clipped
-    assert stats["ratio_mean"] == pytest.approx(1.0)
-    loss.backward()
-    # Clipped tokens get no gradient; the others get -A * r / 4.
-    assert torch.allclose(logp.grad, torch.tensor([[0.0, 1.5 / 4, -0.5 / 4, 0.0]]))
+    loss, clipped, _, ratio = token_policy_loss(logp, old, adv)
+    # -min(r A, clip(r) A) per token: -1.28, 1.5, -0.5, 0.8
+    assert loss[0].tolist() == pytest.approx([-1.28, 1.5, -0.5, 0.8])
+    assert clipped.tolist() == [[True, False, False, True]]
+    assert ratio[0].tolist() == pytest.approx([1.5, 1.5, 0.5, 0.5])
+    loss.sum().backward()
+    # Clipped tokens get no gradient; the others get -A * r.
+    assert torch.allclose(logp.grad, torch.tensor([[0.0, 1.5, -0.5, 0.0]]))
 
 
 def test_k3_kl_by_hand():
     torch = _torch()
     logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
     ref = torch.tensor([[-1.5, -1.0]])
-    loss, stats = clipped_policy_loss(
-        logp, logp.detach(), torch.zeros(1), torch.ones(1, 2), ref_logprobs=ref, kl_coef=0.5
+    loss, _, kl, _ = token_policy_loss(
+        logp, logp.detach(), torch.zeros(1), ref_logprobs=ref, kl_coef=0.5
     )
     k3 = [math.exp(d) - d - 1 for d in (-0.5, 1.0)]
-    assert stats["kl"] == pytest.approx(sum(k3) / 2)
-    assert loss.item() == pytest.approx(0.5 * sum(k3) / 2)
-    loss.backward()
-    grads = [0.5 * (1 - math.exp(d)) / 2 for d in (-0.5, 1.0)]
+    assert kl[0].tolist() == pytest.approx(k3)
+    assert loss[0].tolist() == pytest.approx([0.5 * k for k in k3])
+    loss.sum().backward()
+    grads = [0.5 * (1 - math.exp(d)) for d in (-0.5, 1.0)]
     assert logp.grad[0].tolist() == pytest.approx(grads)
     # Without a coefficient the KL is still reported but not in the loss.
-    loss, stats = clipped_policy_loss(
-        logp, logp.detach(), torch.zeros(1), torch.ones(1, 2), ref_logprobs=ref
-    )
-    assert loss.item() == 0.0 and stats["kl"] == pytest.approx(sum(k3) / 2)
+    loss, _, kl, _ = token_policy_loss(logp, logp.detach(), torch.zeros(1), ref_logprobs=ref)
+    assert loss.eq(0).all() and kl[0].tolist() == pytest.approx(k3)
 
 
 finite = st.floats(min_value=-3, max_value=3, allow_nan=False)
 
 
 @given(
-    st.lists(st.tuples(finite, finite, finite, st.booleans()), min_size=1, max_size=20),
+    st.lists(st.tuples(finite, finite, finite), min_size=1, max_size=20),
     st.floats(min_value=0.0, max_value=0.9),
     st.floats(min_value=0.0, max_value=2.0),
 )
@@ -174,40 +171,30 @@ def test_loss_matches_the_clipped_surrogate_token_by_token(tokens, clip_low, cli
     logp = torch.tensor([[t[0] for t in tokens]], dtype=torch.float64, requires_grad=True)
     old = torch.tensor([[t[1] for t in tokens]], dtype=torch.float64)
     adv = torch.tensor([[t[2] for t in tokens]], dtype=torch.float64)
-    mask = torch.tensor([[t[3] for t in tokens]])
-    loss, stats = clipped_policy_loss(logp, old, adv, mask, clip_low=clip_low, clip_high=clip_high)
-    loss.backward()
-    count = max(1, sum(t[3] for t in tokens))
-    expected, clipped = 0.0, 0
-    for i, (lp, o, a, m) in enumerate(tokens):
+    loss, clipped, _, _ = token_policy_loss(logp, old, adv, clip_low=clip_low, clip_high=clip_high)
+    loss.sum().backward()
+    for i, (lp, o, a) in enumerate(tokens):
         r = math.exp(lp - o)
         low, high = 1 - clip_low, 1 + clip_high
         bounded = min(max(r, low), high)
         objective = min(r * a, bounded * a)
+        assert loss[0, i].item() == pytest.approx(-objective, rel=1e-9, abs=1e-12)
+        assert clipped[0, i].item() == (bounded * a < r * a)
         grad = logp.grad[0, i].item()
-        if not m:
-            assert grad == 0.0  # masked tokens: no gradient at all
-            continue
-        expected -= objective / count
         outside = (a > 0 and r > high) or (a < 0 and r < low)
-        clipped += bounded * a < r * a
         if outside and bounded * a < r * a:
             assert grad == 0.0  # the clipped branch is flat in the ratio
         elif not outside:
-            assert grad == pytest.approx(-a * r / count, rel=1e-9, abs=1e-12)
-    assert loss.item() == pytest.approx(expected, rel=1e-9, abs=1e-12)
-    assert stats["clip_frac"] == pytest.approx(clipped / count)
+            assert grad == pytest.approx(-a * r, rel=1e-9, abs=1e-12)
 
 
 @given(st.lists(finite, min_size=1, max_size=10))
 def test_zero_advantage_and_no_kl_give_zero_gradient(values):
     torch = _torch()
     logp = torch.tensor([values], requires_grad=True)
-    loss, _ = clipped_policy_loss(
-        logp, torch.zeros_like(logp), torch.zeros(1), torch.ones(1, len(values))
-    )
-    loss.backward()
-    assert loss.item() == 0.0 and torch.count_nonzero(logp.grad) == 0
+    loss, _, _, _ = token_policy_loss(logp, torch.zeros_like(logp), torch.zeros(1))
+    loss.sum().backward()
+    assert loss.eq(0).all() and torch.count_nonzero(logp.grad) == 0
 
 
 def test_token_policy_loss_reports_per_token_parts():

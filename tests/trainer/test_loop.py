@@ -23,10 +23,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from spade_envs.generator import Attempt, AttemptStage, DesignerFailure
 from spade_envs.llm.base import ChatModel, Completion
 from spade_envs.registry import Registry
 from spade_envs.trainer.checkpoint import list_checkpoints, load_checkpoint
-from spade_envs.trainer.config import RewardSettings, load_config
+from spade_envs.trainer.config import RewardSettings
+from spade_envs.trainer.config_io import load_config
 from spade_envs.trainer.loop import (
     IterationFailedError,
     SelfPlayTrainer,
@@ -34,6 +36,7 @@ from spade_envs.trainer.loop import (
     designer_reward,
 )
 from spade_envs.trainer.metrics import TIMING_FIELDS, read_metrics
+from spade_envs.trainer.setup import RunComponents
 from spade_envs.trainer.view import RunView, iteration_tag
 
 from ..model_support import torch_threads
@@ -53,21 +56,21 @@ def tiny_model(tmp_path_factory):
     return save_tiny_llama(tmp_path_factory.mktemp("tiny") / "model")
 
 
-def _env(crash: str | None = None) -> dict[str, str]:
+def _env() -> dict[str, str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    for name in ("SPADE_REGISTRY_URL", "SPADE_CHECKPOINT_DIR", "SPADE_TRAINER_CRASH_AT"):
+    for name in ("SPADE_REGISTRY_URL", "SPADE_CHECKPOINT_DIR"):
         env.pop(name, None)
-    if crash:
-        env["SPADE_TRAINER_CRASH_AT"] = crash
     return env
 
 
-def _worker(model: Path, run: Path, *overrides: str, crash: str | None = None):
+def _worker(model: Path, run: Path, *overrides: str, kill_at: str | None = None):
     command = [sys.executable, "-m", "tests.trainer.trainer_support", str(model), str(run)]
+    if kill_at:
+        command.append(f"--kill-at={kill_at}")  # SIGKILL right after that stage
     return subprocess.run(
         [*command, *overrides],
         cwd=ROOT,
-        env=_env(crash),
+        env=_env(),
         capture_output=True,
         text=True,
         timeout=600,
@@ -115,7 +118,7 @@ def test_a_run_killed_mid_iteration_resumes_to_the_same_state(tiny_model, finish
     # The scenario needs an environment registered in iteration 2 (see RunView).
     assert [r["designer_registered"] for r in reference] == [1, 1]
     run = tmp_path / "run"
-    killed = _worker(tiny_model, run, crash="2:metrics")
+    killed = _worker(tiny_model, run, kill_at="2:metrics")
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     # Killed after iteration 2 registered its environment, recorded play statistics and
     # wrote its metrics line, before the checkpoint.
@@ -172,7 +175,7 @@ def test_fixed_pool_mode_trains_the_agent_on_a_frozen_list(tiny_model, finished_
     with torch_threads(1):
         trainer = SelfPlayTrainer(config, tmp_path / "run")
         [record] = trainer.run()
-    assert sorted(trainer.fixed_pool) == ["spade/Mastermind-v1", "spade/SequenceRule-v1"]
+    assert sorted(trainer.parts.fixed_pool) == ["spade/Mastermind-v1", "spade/SequenceRule-v1"]
     assert record["designer_requested"] == 0 and record["tokens_designer"] == 0
     assert record["envs_played"] == 2 and record["plays"] == 2 * 2 * 2
     assert record["tokens_agent"] > 0 and record["samples_designer"] == 0
@@ -182,11 +185,46 @@ def test_fixed_pool_mode_trains_the_agent_on_a_frozen_list(tiny_model, finished_
     assert set(record) == set(read_metrics(finished_run)[0])
     registry = Registry(f"sqlite:///{tmp_path / 'run' / 'registry.db'}")
     assert registry.list(origin="designer") == []
-    tag = iteration_tag(trainer.run_id, 1)
+    tag = iteration_tag(trainer.parts.run_id, 1)
     assert [s.checkpoint for s in registry.play_stats("spade/Mastermind-v1")] == [tag]
     registry.close()
     state = load_checkpoint(tmp_path / "run" / "checkpoints" / "iter-0001").state
-    assert sorted(state["fixed_pool"]) == sorted(trainer.fixed_pool)
+    assert sorted(state["fixed_pool"]) == sorted(trainer.parts.fixed_pool)
+    # The run's components are one declared attribute; the trainer holds only loop state.
+    assert isinstance(trainer.parts, RunComponents) and trainer.parts.memory is None
+    assert set(vars(trainer)) == {
+        *("config", "run_dir", "resume", "dist", "_log", "_wrap"),
+        *("start_iteration", "records", "pending", "_parts"),
+    }
+
+
+def test_a_set_up_that_fails_closes_what_it_had_opened(tmp_path, monkeypatch):
+    from spade_envs.error import SpadeError
+    from spade_envs.trainer import models
+    from spade_envs.validation import Validator
+
+    closed: list[str] = []
+    for cls, name in ((Registry, "registry"), (Validator, "validator")):
+        original = cls.close
+
+        def close(self, _original=original, _name=name):
+            closed.append(_name)
+            _original(self)
+
+        monkeypatch.setattr(cls, "close", close)
+
+    def unloadable(*args, **kwargs):
+        raise SpadeError("the model cannot be loaded")
+
+    monkeypatch.setattr(models, "load_models", unloadable)
+    trainer = SelfPlayTrainer(load_config("cpu-tiny"), tmp_path / "run")
+    with pytest.raises(TrainerError, match=r"not set up yet: call run\(\) or setup\(\)"):
+        _ = trainer.parts
+    with pytest.raises(SpadeError, match="the model cannot be loaded"):
+        trainer.run()
+    assert sorted(closed) == ["registry", "validator"]  # opened before the models, closed
+    with pytest.raises(TrainerError, match="not set up yet"):
+        _ = trainer.parts
 
 
 class _Down(ChatModel):
@@ -242,7 +280,10 @@ def test_delayed_designer_updates_replay_and_train_later(tiny_model, tmp_path):
     assert len(early) == 1
     # Replayed at iteration 2: its reward there came from the newer policy's plays.
     checkpoints = {s.checkpoint for s in registry.play_stats(early[0][0])}
-    assert checkpoints == {iteration_tag(trainer.run_id, 1), iteration_tag(trainer.run_id, 2)}
+    assert checkpoints == {
+        iteration_tag(trainer.parts.run_id, 1),
+        iteration_tag(trainer.parts.run_id, 2),
+    }
     registry.close()
     pending = load_checkpoint(tmp_path / "run" / "checkpoints" / "iter-0002").state["pending"]
     assert [(j, len(batch)) for j, batch in pending] == [(2, 2)]
@@ -345,11 +386,10 @@ def test_the_run_view_hides_this_runs_future_until_registered_again(tmp_path):
     registry.close()
 
 
-def _attempt(stage: str, reason: str = "", env_id: str = "") -> SimpleNamespace:
-    failure = {"m": "model_error", "n": "no_code", "t": "truncated", "i": "invalid"}.get(
-        reason[:1], "not_novel" if reason else ""
-    )
-    return SimpleNamespace(stage=stage, reason=reason, env_id=env_id, failure=failure)
+def _attempt(
+    stage: AttemptStage, failure: DesignerFailure | None = None, env_id: str = ""
+) -> Attempt:
+    return Attempt(0, "scaffold", "math", stage=stage, failure=failure, env_id=env_id)
 
 
 def _row(regret=0.2, blend=0.6, learnability=0.25, n=4, failed=0) -> SimpleNamespace:
@@ -365,27 +405,32 @@ def _row(regret=0.2, blend=0.6, learnability=0.25, n=4, failed=0) -> SimpleNames
 
 def test_designer_rewards_climb_the_stage_ladder():
     settings = RewardSettings(kind="blend", timeout_penalty=0.5)
+    stage, failure = AttemptStage, DesignerFailure
     ladder = [
-        designer_reward(_attempt("requested", "model error: x"), None, settings),
-        designer_reward(_attempt("generated", "no usable code: no code"), None, settings),
-        designer_reward(_attempt("generated", "truncated (hit max_tokens)"), None, settings),
-        designer_reward(_attempt("parsed", "invalid: check_env"), None, settings),
-        designer_reward(_attempt("valid", "not novel: 0.01"), None, settings),
-        designer_reward(_attempt("registered", env_id="e"), _row(blend=0.0), settings),
+        designer_reward(_attempt(stage.REQUESTED, failure.MODEL_ERROR), None, settings),
+        designer_reward(_attempt(stage.GENERATED, failure.NO_CODE), None, settings),
+        designer_reward(_attempt(stage.GENERATED, failure.TRUNCATED), None, settings),
+        designer_reward(_attempt(stage.PARSED, failure.INVALID), None, settings),
+        designer_reward(_attempt(stage.VALID, failure.NOT_NOVEL), None, settings),
+        designer_reward(_attempt(stage.REGISTERED, env_id="e"), _row(blend=0.0), settings),
     ]
     assert ladder == sorted(ladder) and len(set(ladder)) == len(ladder)
     assert ladder == [-1.0, -0.75, -0.625, -0.5, -0.25, 0.0]
     # Registered but never finished a play: as valid.
-    assert designer_reward(_attempt("registered"), _row(n=0), settings) == -0.25
-    assert designer_reward(_attempt("registered"), None, settings) == -0.25
+    assert designer_reward(_attempt(AttemptStage.REGISTERED), _row(n=0), settings) == -0.25
+    assert designer_reward(_attempt(AttemptStage.REGISTERED), None, settings) == -0.25
     # Failed plays are penalised (regret rows carry the penalty already).
     assert (
-        designer_reward(_attempt("registered"), _row(n=3, failed=2), settings) == 0.6 - 0.5 * 2 / 8
+        designer_reward(_attempt(AttemptStage.REGISTERED), _row(n=3, failed=2), settings)
+        == 0.6 - 0.5 * 2 / 8
     )
     regret = RewardSettings(kind="regret")
-    assert designer_reward(_attempt("registered"), _row(regret=-0.1, failed=2), regret) == -0.1
+    assert (
+        designer_reward(_attempt(AttemptStage.REGISTERED), _row(regret=-0.1, failed=2), regret)
+        == -0.1
+    )
     learn = RewardSettings(kind="learnability", timeout_penalty=0.0)
-    assert designer_reward(_attempt("registered"), _row(), learn) == 0.25
+    assert designer_reward(_attempt(AttemptStage.REGISTERED), _row(), learn) == 0.25
 
 
 def test_the_run_directory_layout(finished_run):
@@ -400,12 +445,13 @@ def test_samples_carry_the_temperatures_their_replies_were_sampled_at(tmp_path):
     # designer.temperature: the samples the update trains on carry those.
     from spade_envs.agent.episode import Episode
     from spade_envs.agent.policy import Turn
-    from spade_envs.generator.pipeline import Attempt
 
     config = load_config("cpu-tiny", ["agent.temperature=0.7", "designer.temperature=0.9"])
     trainer = SelfPlayTrainer(config, tmp_path / "run")
     tokenizer = SimpleNamespace(encode=lambda text, add_special_tokens: [5] * len(text))
-    trainer.trainer_model = SimpleNamespace(tokenizer=tokenizer, encode=lambda messages: [1, 2])
+    # Only the trained model's tokenizer is needed: a stand-in for the run's components.
+    model = SimpleNamespace(tokenizer=tokenizer, encode=lambda messages: [1, 2])
+    trainer._parts = SimpleNamespace(trainer_model=model)
     turn = Turn(0, "", "x", "ok", prompt_token_ids=[1, 2], token_ids=[3], logprobs=[-0.2])
     episode = Episode(
         "spade/A-v1", 0, 7, False, "", "", "text", "", "m", episode_return=1.0, turns=[turn]

@@ -108,17 +108,22 @@ def test_without_tensorboard_the_writer_warns_once_and_writes_json(tmp_path, mon
 
 
 def test_designer_failure_kinds_fall_into_fields():
-    from spade_envs.generator.pipeline import ATTEMPT_FAILURES
+    from spade_envs.generator import DesignerFailure as F
 
-    assert reject_field("no_code") == "reject_no_code"
-    assert reject_field("truncated") == "reject_truncated"
-    assert reject_field("invalid") == "reject_invalid"
-    assert reject_field("not_novel") == "reject_not_novel"
-    assert reject_field("model_error") == reject_field("prompt_error") == "reject_model_error"
-    assert reject_field("registry_error") == reject_field("validator_error") == "reject_other"
-    # The kind is typed, never read out of a message.
-    assert reject_field("invalid: check_env: boom") == "reject_other"
-    assert {reject_field(kind) for kind in ATTEMPT_FAILURES} <= set(REJECT_FIELDS)
+    assert reject_field(F.NO_CODE) == "reject_no_code"
+    assert reject_field(F.TRUNCATED) == "reject_truncated"
+    assert reject_field(F.BAD_FILLING) == "reject_bad_filling"
+    assert reject_field(F.INVALID) == "reject_invalid"
+    assert reject_field(F.NOT_NOVEL) == "reject_not_novel"
+    assert reject_field(F.MODEL_ERROR) == reject_field(F.PROMPT_ERROR) == "reject_model_error"
+    assert reject_field(F.REGISTRY_ERROR) == reject_field(F.VALIDATOR_ERROR) == "reject_other"
+    assert reject_field(None) == "reject_other"  # stopped without a kind
+    # Every kind has its field (the fields are derived from the enum), and the kind is
+    # typed, never read out of a message.
+    assert {reject_field(kind) for kind in F} == set(REJECT_FIELDS)
+    assert REJECT_FIELDS[-1] == "reject_other" and len(set(REJECT_FIELDS)) == len(REJECT_FIELDS)
+    with pytest.raises(ValueError, match="not a valid DesignerFailure"):
+        reject_field("invalid: check_env: boom")
 
 
 def test_failed_plays_have_a_field_per_outcome():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from spade_envs.registry import Registry
 from spade_envs.trainer.checkpoint import list_checkpoints
-from spade_envs.trainer.config import load_config
+from spade_envs.trainer.config_io import load_config
 from spade_envs.trainer.loop import SelfPlayTrainer
 from spade_envs.trainer.metrics import METRIC_FIELDS, read_metrics
 
@@ -26,7 +26,7 @@ def test_two_iterations_train_both_roles_and_leave_a_complete_run(
 ):
     import torch
 
-    from spade_envs.trainer.lora import lora_disabled, lora_modules
+    from spade_envs.trainer.adapters import adapters_disabled
 
     monkeypatch.setenv("SPADE_MODEL_CACHE", str(model_cache(tmp_path_factory)))
     monkeypatch.delenv("SPADE_REGISTRY_URL", raising=False)
@@ -47,13 +47,14 @@ def test_two_iterations_train_both_roles_and_leave_a_complete_run(
     assert [i for i, _ in list_checkpoints(run / "checkpoints")] == [1, 2]
 
     # The weights changed: the adapters left zero, and the model's outputs moved.
-    model = trainer.learner.model
-    layers = lora_modules(model)
-    assert layers and any(bool(layer.lora_b.abs().sum() > 0) for layer in layers.values())
-    ids = torch.tensor([trainer.trainer_model.encode([{"role": "user", "content": "2+3?"}])])
+    learner = trainer.parts.learner
+    model = learner.model
+    trained_b = [p for n, p in model.named_parameters() if ".lora_B." in n]
+    assert learner.lora_layers and any(bool(p.abs().sum() > 0) for p in trained_b)
+    ids = torch.tensor([trainer.parts.trainer_model.encode([{"role": "user", "content": "2+3?"}])])
     with torch.no_grad():
         trained = model(ids).logits
-        with lora_disabled(model):
+        with adapters_disabled(learner.adapters):
             base = model(ids).logits
     assert not torch.allclose(trained, base)
 

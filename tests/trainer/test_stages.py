@@ -11,6 +11,7 @@ from spade_envs.agent import Episode, FailureCounts, regret_rows
 from spade_envs.error import SpadeError
 from spade_envs.trainer.stages import (
     IterationFailedError,
+    design_line,
     design_summary,
     merge_eval,
     merge_play,
@@ -88,19 +89,38 @@ def test_the_error_that_stops_an_iteration_says_why_and_what_to_do():
 
 
 def test_design_rejections_are_counted_by_failure_kind_not_by_message():
-    class A:
-        def __init__(self, stage, failure, reason="misleading words: invalid"):
-            self.stage, self.failure, self.reason = stage, failure, reason
+    from spade_envs.generator import Attempt, AttemptStage, DesignerFailure
 
-    summary = design_summary(
-        [A("registered", ""), A("requested", "model_error"), A("generated", "no_code")]
-        + [A("parsed", "validator_error")]
-    )
+    def attempt(stage, failure=None):
+        return Attempt(0, "new", "math", stage, "misleading words: invalid", failure)
+
+    attempts = [
+        attempt(AttemptStage.REGISTERED),
+        attempt(AttemptStage.REQUESTED, DesignerFailure.MODEL_ERROR),
+        attempt(AttemptStage.REQUESTED, DesignerFailure.PROMPT_ERROR),
+        attempt(AttemptStage.GENERATED, DesignerFailure.NO_CODE),
+        attempt(AttemptStage.PARSED, DesignerFailure.VALIDATOR_ERROR),
+    ]
+    summary = design_summary(attempts)
     assert summary == {
-        "requested": 4,
+        "requested": 5,
         "registered": 1,
-        "reasons": {"reject_model_error": 1, "reject_no_code": 1, "reject_other": 1},
+        "failures": {
+            DesignerFailure.MODEL_ERROR: 1,
+            DesignerFailure.PROMPT_ERROR: 1,
+            DesignerFailure.NO_CODE: 1,
+            DesignerFailure.VALIDATOR_ERROR: 1,
+        },
     }
+    assert design_line(summary["failures"]) == (
+        "model_error 1, no_code 1, prompt_error 1, validator_error 1"
+    )
+    # The metrics record counts them under the reject_* fields.
+    episodes = [played("a", True, 1.0), played("a", False, 0.0)]
+    _, play = merge_play([play_summary(episodes, regret_rows(episodes, "ck"), 1.0)], 1)
+    record = metrics_record(1, summary, play, [], [], [], STATS, {})
+    rejects = {k: v for k, v in record.items() if k.startswith("reject_") and v}
+    assert rejects == {"reject_model_error": 2, "reject_no_code": 1, "reject_other": 1}
 
 
 def test_evaluation_reports_the_standard_error_of_its_mean_return():

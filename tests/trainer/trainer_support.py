@@ -2,16 +2,20 @@
 designer that writes a valid environment now and then, and the run worker the resume
 test starts (and kills) as a subprocess.
 
-Usage of the worker, from the repository root (``SPADE_TRAINER_CRASH_AT`` makes it kill
-itself; under ``torchrun -m`` each process is one rank)::
+Usage of the worker, from the repository root (``--kill-at=<k>:<stage>`` makes it kill
+itself with SIGKILL right after that stage of iteration ``k``, stage one of
+:data:`KILL_POINTS`; under ``torchrun -m`` each process is one rank)::
 
-    python -m tests.trainer.trainer_support MODEL_DIR RUN_DIR [KEY=VALUE ...]
+    python -m tests.trainer.trainer_support MODEL_DIR RUN_DIR [--kill-at=K:STAGE] [KEY=VALUE ...]
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,20 +171,71 @@ RESUME_SETTINGS = (
 )
 
 
-def run_worker(model_dir: str, run_dir: str, overrides: Sequence[str]) -> None:
+#: Where a worker can kill itself (right after that stage of an iteration), and the trainer
+#: method that ends the stage; ``metrics``: right after the iteration's metrics line is
+#: written, before its checkpoint (what a crash between the two leaves behind).
+KILL_POINTS = {
+    "generate": "_design",
+    "play": "_play",
+    "update": "_push",
+    "metrics": "write",
+    "checkpoint": "_save",
+}
+
+
+def _killing_trainer(kill_at: str) -> type:
+    """A :class:`SelfPlayTrainer` that SIGKILLs its own process right after the stage of
+    ``kill_at`` (``<k>:<stage>``) of iteration ``k``: a crash at a chosen point, reached
+    from the outside of the production code."""
+    from spade_envs.trainer.loop import SelfPlayTrainer
+
+    iteration, _, stage = kill_at.partition(":")
+    if stage not in KILL_POINTS or not iteration.isdigit():
+        raise SystemExit(f"--kill-at=<k>:<stage>, stage one of {sorted(KILL_POINTS)}: {kill_at!r}")
+
+    class KillingTrainer(SelfPlayTrainer):
+        current = 0
+
+        def iteration(self, k: int) -> dict[str, Any]:
+            self.current = k
+            return super().iteration(k)
+
+        def setup(self) -> None:
+            super().setup()
+            owner = self.parts.metrics if stage == "metrics" else self
+            name = KILL_POINTS[stage]
+            setattr(owner, name, self._then_die(getattr(owner, name)))
+
+        def _then_die(self, method: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(method)
+            def wrapped(*args: Any, **kwargs: Any) -> Any:
+                out = method(*args, **kwargs)
+                if self.current == int(iteration):
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return out
+
+            return wrapped
+
+    return KillingTrainer
+
+
+def run_worker(model_dir: str, run_dir: str, args: Sequence[str]) -> None:
     """Train a cpu-test run with the tiny model and the scripted designer (under torchrun,
-    as one rank of the job)."""
+    as one rank of the job); ``args``: ``--kill-at=K:STAGE`` and config overrides."""
     import torch
 
     from spade_envs.trainer.config_io import load_config
     from spade_envs.trainer.distributed import init_distributed, shutdown
     from spade_envs.trainer.loop import SelfPlayTrainer
 
+    kill_at = [a.removeprefix("--kill-at=") for a in args if a.startswith("--kill-at=")]
+    overrides = [a for a in args if not a.startswith("--kill-at=")]
+    trainer_class = _killing_trainer(kill_at[-1]) if kill_at else SelfPlayTrainer
     torch.set_num_threads(1)
     config = load_config("cpu-test", [f"model.spec={model_dir}", *RESUME_SETTINGS, *overrides])
     dist = init_distributed()
     try:
-        trainer = SelfPlayTrainer(
+        trainer = trainer_class(
             config, run_dir, dist=dist, wrap_generator=ScriptedDesigner, log=print
         )
         trainer.run()
