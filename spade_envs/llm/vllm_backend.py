@@ -68,6 +68,11 @@ class VLLMChatModel(ChatModel):
         path: A model directory in the Hugging Face format (or a name vLLM resolves
             itself; note that this library never downloads weights from a hub).
         name: The model's name (default: the last part of ``path``).
+        reloadable: The engine will get new weights (:meth:`load_weights`, a trainer's
+            after each update). A model whose output layer shares the input embedding's
+            weights (``tie_word_embeddings``) is then served from an untied copy: vLLM
+            0.32 reloads the embedding but keeps the tied output layer's old weights
+            (measured here: log-probs off by 0.12 after one embedding change).
         **engine_kwargs: Passed to ``vllm.LLM`` (``dtype``, ``max_model_len``,
             ``gpu_memory_utilization``, ``tensor_parallel_size``, ``seed``, ...).
 
@@ -80,7 +85,14 @@ class VLLMChatModel(ChatModel):
         LLMConfigError: vLLM is not installed, or the engine cannot start.
     """
 
-    def __init__(self, path: str, *, name: str | None = None, **engine_kwargs: Any) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        name: str | None = None,
+        reloadable: bool = False,
+        **engine_kwargs: Any,
+    ) -> None:
         if not isinstance(path, str) or not path:
             raise LLMConfigError(f"VLLMChatModel needs a model path, got {path!r}.")
         if importlib.util.find_spec("vllm") is None:
@@ -101,9 +113,17 @@ class VLLMChatModel(ChatModel):
                 f"vllm is installed but cannot be imported: {exc}. {install_hint()}"
             ) from exc
         self._vllm = vllm
+        self._weights_dir: Path | None = None
+        #: The checkpoint the engine loaded: what pushed weights must match.
+        self._layout_dir = local
+        if reloadable and _ties_embeddings(local):
+            self._weights_dir = Path(tempfile.mkdtemp(prefix="spade-vllm-weights-"))
+            _write_untied_copy(local, self._weights_dir)
+            self._layout_dir = self._weights_dir
+        self.reloadable = reloadable
         engine_kwargs.setdefault("enable_prefix_caching", True)
         try:
-            self.engine = vllm.LLM(model=path, **engine_kwargs)
+            self.engine = vllm.LLM(model=str(self._layout_dir), **engine_kwargs)
         except TypeError as exc:
             raise LLMConfigError(f"vllm.LLM rejected the engine arguments: {exc}") from exc
         except Exception as exc:
@@ -112,7 +132,6 @@ class VLLMChatModel(ChatModel):
             ) from exc
         self.path = path
         self.name = name or path.rstrip("/").rsplit("/", 1)[-1]
-        self._weights_dir: Path | None = None
 
     def _params(self, params: SamplingParams, index: int) -> Any:
         return self._vllm.SamplingParams(
@@ -167,16 +186,17 @@ class VLLMChatModel(ChatModel):
         """Make the engine generate with ``weights`` (e.g. a trainer's, after an update).
 
         The weights are checked against the checkpoint the engine loaded at start (every
-        tensor name there, the same shapes; a tied ``lm_head.weight`` may be left out)
-        before anything is written or sent, then saved as safetensors in this model's
-        own directory and loaded with :meth:`reload_weights`.
+        tensor name there, the same shapes) before anything is written or sent, then
+        saved as safetensors in this model's own directory and loaded with
+        :meth:`reload_weights`.
 
         Args:
             weights: torch tensors under the Hugging Face checkpoint's names.
 
         Raises:
-            WeightSyncError: Names or shapes differ from the checkpoint's (the engine is
-                not touched).
+            WeightSyncError: Names or shapes differ from the checkpoint's, or the model
+                ties its embeddings and was not built ``reloadable`` (the engine is not
+                touched).
             LLMConfigError: The engine refused the weights.
         """
         from safetensors.torch import save_file
@@ -186,19 +206,33 @@ class VLLMChatModel(ChatModel):
             self._weights_dir = Path(tempfile.mkdtemp(prefix="spade-vllm-weights-"))
         target = self._weights_dir / "model.safetensors"
         partial = target.with_suffix(".partial")
-        save_file({k: v.detach().contiguous() for k, v in tensors.items()}, str(partial))
+        storages: set[int] = set()
+        for key, value in tensors.items():
+            value = value.detach().contiguous()
+            # A tied model hands the same tensor under two names; a file needs two copies.
+            if value.data_ptr() in storages:
+                value = value.clone()
+            storages.add(value.data_ptr())
+            tensors[key] = value
+        save_file(tensors, str(partial))
         os.replace(partial, target)
         self.reload_weights(self._weights_dir)
 
     def _checked(self, weights: Mapping[str, Any]) -> dict[str, Any]:
-        expected, tied = _checkpoint_layout(Path(self.path))
+        if _ties_embeddings(self._layout_dir):
+            raise WeightSyncError(
+                f"{self.path!r} ties its output layer to the input embedding, and vLLM "
+                "would reload only the embedding; build the model with reloadable=True "
+                "(it then serves an untied copy) to push weights to it."
+            )
+        expected = _checkpoint_layout(self._layout_dir)
         if not expected:
             raise WeightSyncError(
                 f"{self.path!r} holds no safetensors files, so the weights to reload cannot be "
                 "checked against it; load the engine from a directory saved with "
                 "save_pretrained(safe_serialization=True)."
             )
-        tensors = {k: v for k, v in weights.items() if not (k in tied and k not in expected)}
+        tensors = dict(weights)
         unknown = sorted(set(tensors) - set(expected))
         missing = sorted(set(expected) - set(tensors))
         if unknown or missing:
@@ -256,9 +290,9 @@ class VLLMChatModel(ChatModel):
             self._weights_dir = None
 
 
-def _checkpoint_layout(directory: Path) -> tuple[dict[str, tuple[int, ...]], set[str]]:
+def _checkpoint_layout(directory: Path) -> dict[str, tuple[int, ...]]:
     """Tensor names and shapes of the safetensors files in a model directory (read from
-    their headers, no weights loaded), and the names a tied model may leave out."""
+    their headers, no weights loaded)."""
     shapes: dict[str, tuple[int, ...]] = {}
     for file in sorted(directory.glob("*.safetensors")):
         with open(file, "rb") as handle:
@@ -267,13 +301,48 @@ def _checkpoint_layout(directory: Path) -> tuple[dict[str, tuple[int, ...]], set
         for name, entry in header.items():
             if name != "__metadata__":
                 shapes[name] = tuple(int(d) for d in entry["shape"])
-    tied: set[str] = set()
+    return shapes
+
+
+def _ties_embeddings(directory: Path) -> bool:
     config = directory / "config.json"
-    if config.is_file() and json.loads(config.read_text(encoding="utf-8")).get(
-        "tie_word_embeddings"
-    ):
-        tied.add("lm_head.weight")
-    return shapes, tied
+    if not config.is_file():
+        return False
+    data = json.loads(config.read_text(encoding="utf-8"))
+    # transformers' default is to tie: a config that does not say ties.
+    return bool(data.get("tie_word_embeddings", True))
+
+
+#: The input embedding's name in the architectures whose output layer is ``lm_head``.
+_EMBEDDING_NAMES = ("model.embed_tokens.weight", "transformer.wte.weight")
+
+
+def _write_untied_copy(source: Path, target: Path) -> None:
+    """``source`` with its output layer untied: ``lm_head.weight`` written out as a copy
+    of the input embedding and ``tie_word_embeddings`` false, the rest (tokenizer,
+    generation config) linked. The copy computes exactly what the source does."""
+    from safetensors.torch import load_file, save_file
+
+    tensors: dict[str, Any] = {}
+    for file in sorted(source.glob("*.safetensors")):
+        tensors.update(load_file(str(file)))
+    embedding = next((n for n in _EMBEDDING_NAMES if n in tensors), None)
+    if embedding is None or "lm_head.weight" in tensors:
+        raise WeightSyncError(
+            f"{str(source)!r} ties its embeddings but its checkpoint has no "
+            f"{' or '.join(_EMBEDDING_NAMES)} to untie (or already has lm_head.weight); "
+            "save it with tie_word_embeddings=false to push weights to vLLM."
+        )
+    tensors["lm_head.weight"] = tensors[embedding].clone()
+    save_file(tensors, str(target / "model.safetensors"))
+    config = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    config["tie_word_embeddings"] = False
+    (target / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    for item in source.iterdir():
+        if item.suffix != ".safetensors" and item.name not in ("config.json",) and not (
+            item.name.endswith(".safetensors.index.json")
+        ):
+            (target / item.name).symlink_to(item.resolve())
 
 
 def _engine_reason(exc: BaseException) -> str:

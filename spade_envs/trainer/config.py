@@ -101,7 +101,8 @@ class ModelSettings:
             ``float16``.
         batch_size: Conversations generated together by the transformers backend.
         threads: torch CPU threads (0: torch's default).
-        vllm_memory: vLLM's ``gpu_memory_utilization`` (the trainer shares the GPU).
+        vllm_memory: vLLM's ``gpu_memory_utilization`` (the trainer shares the GPU); on
+            the CPU, the share of RAM given to vLLM's KV cache.
         vllm_max_len: vLLM's ``max_model_len``.
     """
 

@@ -203,13 +203,16 @@ class SelfPlayTrainer:
         update_started = time.perf_counter()
         samples = self._agent_samples(episodes) + self._designer_samples(due, rewards)
         stats = parts.learner.step(samples)
-        self._push()
+        sync_started = time.perf_counter()
+        synced = self._push()
+        seconds_sync = time.perf_counter() - sync_started if synced else 0.0
         seconds_update = time.perf_counter() - update_started
         self._say(
             k,
             f"update: {int(stats['samples_agent'])} agent + {int(stats['samples_designer'])} "
             f"designer samples, {int(stats['tokens_agent'])} + {int(stats['tokens_designer'])} "
-            f"tokens, loss {stats['loss']:.4f} in {seconds_update:.1f} s",
+            f"tokens, loss {stats['loss']:.4f} in {seconds_update:.1f} s"
+            + (f" (weights to vLLM in {seconds_sync:.1f} s)" if synced else ""),
         )
         # 6. registry play statistics and memory
         self._record_stats(k, rows)
@@ -228,6 +231,8 @@ class SelfPlayTrainer:
             tokens_per_s=generated / gen_time if gen_time > 0 else 0.0,
             train_tokens_per_s=(stats["tokens_agent"] + stats["tokens_designer"]) / seconds_update,
             seconds_update=seconds_update,
+            weight_syncs=int(synced),
+            seconds_weight_sync=seconds_sync,
             seconds_iteration=time.perf_counter() - started,
         )
         if parts.metrics is not None:  # rank 0
@@ -418,10 +423,11 @@ class SelfPlayTrainer:
             temperature=self.config.designer.temperature,
         )
 
-    def _push(self) -> None:
+    def _push(self) -> bool:
+        """A vLLM generator gets the updated weights; returns whether any were pushed."""
         from .models import push_weights
 
-        push_weights(self.parts.raw_generator, self.parts.learner.model)
+        return push_weights(self.parts.raw_generator, self.parts.learner.model)
 
     # ============================================================ 6-7. stats, eval
     def _record_stats(self, k: int, rows: list[Any]) -> None:

@@ -81,6 +81,8 @@ METRIC_FIELDS = (
     "seconds_validate",
     "seconds_play",
     "seconds_update",
+    "weight_syncs",
+    "seconds_weight_sync",
     "seconds_eval",
     "seconds_iteration",
 )

@@ -17,8 +17,7 @@ from spade_envs.llm import (
     WeightSyncError,
 )
 
-from ..model_support import model_cache
-from ..vllm_support import ENGINE, VLLM_MARKS, smollm2_dir
+from ..vllm_support import ENGINE, VLLM_MARKS
 
 pytestmark = VLLM_MARKS
 
@@ -43,13 +42,13 @@ LOGPROB_TOLERANCE = 1e-3
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return smollm2_dir(model_cache(tmp_path_factory))
+def model_dir(smollm2_hf):
+    return smollm2_hf
 
 
 @pytest.fixture(scope="module")
 def reference(model_dir):
-    """The transformers backend's greedy replies, computed before any engine starts."""
+    """The transformers backend's greedy replies."""
     model = TransformersChatModel(model_dir, dtype="float32")
     replies = model.generate(CONVERSATIONS, SamplingParams(temperature=0.0, max_tokens=24))
     yield model, replies
@@ -57,10 +56,11 @@ def reference(model_dir):
 
 
 @pytest.fixture(scope="module")
-def engine(model_dir, reference):
-    model = VLLMChatModel(str(model_dir), name="smollm2", **ENGINE)
-    yield model
-    model.close()
+def engine(vllm_engine, reference):
+    from spade_envs.trainer.adapters import merged_weights
+
+    vllm_engine.load_weights(merged_weights(reference[0].model))  # the base weights
+    return vllm_engine
 
 
 def test_greedy_replies_equal_the_transformers_backend(engine, reference):
@@ -158,6 +158,6 @@ def test_a_model_the_engine_cannot_load_gives_the_engines_reason(model_dir, tmp_
     config["architectures"] = ["NoSuchModelForCausalLM"]
     (broken / "config.json").write_text(json.dumps(config))
     with pytest.raises(LLMConfigError, match="NoSuchModelForCausalLM"):
-        VLLMChatModel(str(broken), **ENGINE)
+        VLLMChatModel(str(broken), **{**ENGINE, "reloadable": False})
     with pytest.raises(LLMConfigError, match="no config.json"):
         VLLMChatModel(str(tmp_path / "nothing"), **ENGINE)

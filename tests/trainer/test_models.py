@@ -70,7 +70,8 @@ def _detached_vllm_model(path) -> VLLMChatModel:
             raise AssertionError(f"the engine was touched ({name})")
 
     model = VLLMChatModel.__new__(VLLMChatModel)
-    model.path, model.name, model.engine, model._weights_dir = str(path), "tiny", _Untouchable(), None
+    model.path, model.name, model.engine = str(path), "tiny", _Untouchable()
+    model._weights_dir, model._layout_dir = None, path
     return model
 
 
@@ -79,12 +80,12 @@ def test_push_checks_names_and_shapes_before_the_engine(tmp_path):
 
     from spade_envs.trainer.adapters import add_adapters
 
-    tiny_llama(seed=1, tie=True).save_pretrained(tmp_path)  # safetensors, lm_head tied
-    model = tiny_llama(seed=1, tie=True)
+    tiny_llama(seed=1).save_pretrained(tmp_path)  # safetensors
+    model = tiny_llama(seed=1)
     add_adapters(model, rank=2, alpha=4.0, targets=("q_proj",), seed=0)
     engine = _detached_vllm_model(tmp_path)
-    checked = engine._checked(merged_weights(model))  # adapters folded in, tied head dropped
-    assert "lm_head.weight" not in checked and "model.layers.0.self_attn.q_proj.weight" in checked
+    checked = engine._checked(merged_weights(model))  # adapters folded in
+    assert "model.layers.0.self_attn.q_proj.weight" in checked
     assert not any("lora" in k or "base_layer" in k for k in checked)
     with pytest.raises(WeightSyncError, match=r"unknown name\(s\).*base_layer"):
         engine.load_weights(model.state_dict())  # adapters not folded in
@@ -93,6 +94,30 @@ def test_push_checks_names_and_shapes_before_the_engine(tmp_path):
         engine.load_weights(wrong)
     with pytest.raises(WeightSyncError, match="holds no safetensors"):
         _detached_vllm_model(tmp_path / "empty").load_weights(merged_weights(model))
+
+
+def test_a_tied_model_is_served_from_an_untied_copy_that_computes_the_same(tmp_path):
+    import torch
+    from transformers import LlamaForCausalLM
+
+    from spade_envs.llm.vllm_backend import _write_untied_copy
+
+    tied = tiny_llama(seed=4, tie=True)
+    tied.save_pretrained(tmp_path / "tied")
+    (tmp_path / "tied" / "tokenizer.json").write_text("{}")
+    with pytest.raises(WeightSyncError, match="reloadable=True"):
+        _detached_vllm_model(tmp_path / "tied").load_weights(merged_weights(tied))
+    (tmp_path / "untied").mkdir()
+    _write_untied_copy(tmp_path / "tied", tmp_path / "untied")
+    assert (tmp_path / "untied" / "tokenizer.json").is_symlink()
+    untied = LlamaForCausalLM.from_pretrained(tmp_path / "untied").eval()
+    assert not untied.config.tie_word_embeddings
+    ids = torch.tensor([[1, 5, 9, 13]])
+    with torch.no_grad():
+        assert torch.equal(untied(ids).logits, tied(ids).logits)
+    # The trained tied model's weights fit the copy: lm_head.weight is pushed too.
+    checked = _detached_vllm_model(tmp_path / "untied")._checked(merged_weights(tied))
+    assert torch.equal(checked["lm_head.weight"], checked["model.embed_tokens.weight"])
 
 
 def test_push_is_a_no_op_for_the_transformers_backend():

@@ -1,0 +1,198 @@
+"""GPU check: the learner's bf16 update throughput and transformers generation throughput
+for a randomly initialised ~0.5B-parameter model (no weights, no vLLM needed).
+
+Made for a lent GPU machine that has torch and transformers but no model weights: the
+model is a Llama-architecture network with Qwen2.5-0.5B's shape (hidden 896, 24 layers,
+14 heads and 2 key-value heads, MLP 4864, 151,936-token vocabulary, tied embeddings:
+~0.49B parameters), initialised at random. It measures, each against a baseline of the
+same run:
+
+1. **update**: :meth:`Learner.step` (GRPO, full fine-tuning, bf16, micro-batches) on
+   synthetic agent samples, in trained tokens/s, against a plain forward + backward +
+   AdamW step over the same tokens (the ratio is the learner's overhead: < 1 costs);
+2. **generation**: ``model.generate`` (greedy) at batch 32 against batch 1, in generated
+   tokens/s.
+
+Prints one JSON object (also written to ``$OUT/gpu_check.json`` when ``$OUT`` is set).
+Finishes in a few minutes on one GPU; ``--scale tiny --device cpu`` is a one-minute smoke
+run of the same code on a CPU.
+
+    python benchmarks/gpu_check.py                      # on the GPU machine
+    python benchmarks/gpu_check.py --scale tiny --device cpu
+
+Never collected by pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SHAPES = {
+    # Qwen2.5-0.5B's shape in the Llama architecture.
+    "0.5b": dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14,
+                 num_key_value_heads=2, intermediate_size=4864, vocab_size=151_936),
+    "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, intermediate_size=128, vocab_size=1024),
+}  # fmt: skip
+
+
+def _model(scale: str, device: str, dtype: Any) -> Any:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        **SHAPES[scale], max_position_embeddings=4096, tie_word_embeddings=True,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2,
+    )  # fmt: skip
+    return LlamaForCausalLM(config).to(device=device, dtype=dtype).eval()
+
+
+def _samples(count: int, prompt: int, completion: int, vocab: int) -> list[Any]:
+    from spade_envs.trainer.samples import Sample
+
+    rng = random.Random(0)
+    return [
+        Sample(
+            role="agent",
+            prompt_ids=[rng.randrange(3, vocab) for _ in range(prompt)],
+            completion_ids=[rng.randrange(3, vocab) for _ in range(completion)],
+            reward=float(i % 2),
+            group=f"g{i // 8}",
+        )
+        for i in range(count)
+    ]
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def measure_update(args: argparse.Namespace, dtype: Any) -> dict[str, float]:
+    import torch
+
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+
+    vocab = SHAPES[args.scale]["vocab_size"]
+    samples = _samples(args.samples, args.prompt, args.completion, vocab)
+    tokens = sum(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
+    config = GRPOConfig(learning_rate=1e-6, lora_rank=0, micro_batch=args.micro_batch,
+                        max_seq_len=args.prompt + args.completion)  # fmt: skip
+    learner = Learner(_model(args.scale, args.device, dtype), config, seed=0)
+    learner.step(samples[: args.micro_batch])  # warm-up (kernels, allocator)
+    _sync(args.device)
+    started = time.perf_counter()
+    for _ in range(args.repeats):
+        learner.step(samples)
+    _sync(args.device)
+    learner_tps = args.repeats * tokens / (time.perf_counter() - started)
+    del learner
+
+    # Baseline: the same tokens through forward + cross-entropy + backward + AdamW.
+    model = _model(args.scale, args.device, dtype).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
+    ids = torch.tensor([s.prompt_ids + s.completion_ids for s in samples], device=args.device)
+
+    def plain_step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        for start in range(0, len(ids), args.micro_batch):
+            batch = ids[start : start + args.micro_batch]
+            loss = model(input_ids=batch, labels=batch).loss
+            (loss * len(batch) / len(ids)).backward()
+        optimizer.step()
+
+    plain_step()
+    _sync(args.device)
+    started = time.perf_counter()
+    for _ in range(args.repeats):
+        plain_step()
+    _sync(args.device)
+    plain_tps = args.repeats * tokens / (time.perf_counter() - started)
+    return {
+        "update_tokens_per_s": learner_tps,
+        "plain_step_tokens_per_s": plain_tps,
+        "update_vs_plain": learner_tps / plain_tps,
+    }
+
+
+def measure_generation(args: argparse.Namespace, dtype: Any) -> dict[str, float]:
+    import torch
+
+    model = _model(args.scale, args.device, dtype)
+    vocab = SHAPES[args.scale]["vocab_size"]
+    rng = random.Random(1)
+    out: dict[str, float] = {}
+    for batch in (1, args.batch):
+        ids = torch.tensor(
+            [[rng.randrange(3, vocab) for _ in range(args.prompt)] for _ in range(batch)],
+            device=args.device,
+        )
+        kwargs = dict(max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
+                      do_sample=False, pad_token_id=0)  # fmt: skip
+        with torch.no_grad():
+            model.generate(ids, **{**kwargs, "max_new_tokens": 4, "min_new_tokens": 4})
+            _sync(args.device)
+            started = time.perf_counter()
+            model.generate(ids, **kwargs)
+            _sync(args.device)
+        out[f"generate_batch{batch}_tokens_per_s"] = (
+            batch * args.new_tokens / (time.perf_counter() - started)
+        )
+    out["generate_batched_vs_single"] = (
+        out[f"generate_batch{args.batch}_tokens_per_s"] / out["generate_batch1_tokens_per_s"]
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", choices=sorted(SHAPES), default="0.5b")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16")
+    parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--prompt", type=int, default=256)
+    parser.add_argument("--completion", type=int, default=256)
+    parser.add_argument("--micro-batch", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=32, help="generation batch")
+    parser.add_argument("--new-tokens", type=int, default=128)
+    args = parser.parse_args()
+
+    import torch
+    import transformers
+
+    dtype = getattr(torch, args.dtype)
+    model = _model(args.scale, "cpu", dtype)
+    result: dict[str, Any] = {
+        "device": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else "cpu",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "dtype": args.dtype,
+        "settings": vars(args),
+    }
+    del model
+    started = time.perf_counter()
+    result.update(measure_update(args, dtype))
+    result.update(measure_generation(args, dtype))
+    result["seconds"] = time.perf_counter() - started
+    text = json.dumps(result, indent=2)
+    print(text)
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], "gpu_check.json").write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

