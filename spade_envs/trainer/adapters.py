@@ -127,6 +127,12 @@ def load_adapter_state(adapted: Any, state: dict[str, Any]) -> None:
     """
     from peft import set_peft_model_state_dict
 
+    if any(k.endswith((".lora_a", ".lora_b")) for k in state):
+        raise LoRAError(
+            "These adapters were saved by spade-envs' own LoRA, before LoRA moved to peft; "
+            "they cannot be loaded. Start the run again in a new --run-dir (or with "
+            "--resume never after moving the old one away)."
+        )
     wanted = set(adapter_state(adapted))
     if set(state) != wanted:
         raise LoRAError(

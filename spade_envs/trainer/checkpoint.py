@@ -8,6 +8,8 @@ A checkpoint is a directory ``<root>/iter-XXXX`` holding:
   designer attempts waiting for a delayed update, the frozen pool, and whatever else the
   loop needs to continue exactly;
 - ``config.toml``: the run's settings;
+- ``adapter/`` (LoRA runs): the adapter in peft's format, for
+  ``peft.PeftModel.from_pretrained(base_model, "<checkpoint>/adapter")``;
 - ``metrics.jsonl``: the metrics lines up to this iteration (a resumed run rewrites the
   run's file from it, so a line written after the checkpoint by a killed run disappears,
   and a new machine with an empty run directory gets the history back).
@@ -26,6 +28,7 @@ import random
 import re
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ from typing import Any
 from ..error import SpadeError
 
 __all__ = [
+    "ADAPTER_DIR",
     "Checkpoint",
     "CheckpointError",
     "capture_rng",
@@ -46,6 +50,8 @@ __all__ = [
 
 _NAME = re.compile(r"^iter-(\d{4,})$")
 STATE_FILE = "state.json"
+#: Where a checkpoint keeps the LoRA adapter in peft's format (LoRA runs only).
+ADAPTER_DIR = "adapter"
 
 
 class CheckpointError(SpadeError):
@@ -159,6 +165,7 @@ def save_checkpoint(
     config_toml: str,
     metrics: str,
     keep: int = 2,
+    adapter: Callable[[Path], None] | None = None,
 ) -> Path:
     """Write checkpoint ``iter-XXXX`` under ``root`` atomically and prune old ones.
 
@@ -170,6 +177,9 @@ def save_checkpoint(
         config_toml: The run's settings.
         metrics: The metrics lines so far.
         keep: How many of the newest checkpoints to keep (at least 1).
+        adapter: Writes the LoRA adapter in peft's format into a directory
+            (:meth:`Learner.save_adapter`): it goes to ``iter-XXXX/adapter/``, where
+            ``peft.PeftModel.from_pretrained(base_model, path)`` loads it.
 
     Returns:
         The checkpoint's directory.
@@ -185,6 +195,8 @@ def save_checkpoint(
     tmp.mkdir()
     try:
         torch.save(learner_state, tmp / "learner.pt")
+        if adapter is not None:
+            adapter(tmp / ADAPTER_DIR)
         _write(tmp / "config.toml", config_toml)
         _write(tmp / "metrics.jsonl", metrics)
         _write(tmp / STATE_FILE, json.dumps({**state, "iteration": iteration}))

@@ -104,6 +104,8 @@ class ModelSettings:
         vllm_memory: vLLM's ``gpu_memory_utilization`` (the trainer shares the GPU); on
             the CPU, the share of RAM given to vLLM's KV cache.
         vllm_max_len: vLLM's ``max_model_len``.
+        vllm_weights_dir: Where the weights pushed to vLLM after each update are written
+            (the whole model each time; ``""``: the system's temporary directory).
     """
 
     spec: str = "smollm2"
@@ -114,6 +116,7 @@ class ModelSettings:
     threads: int = 0
     vllm_memory: float = 0.45
     vllm_max_len: int = 8192
+    vllm_weights_dir: str = ""
 
     def __post_init__(self) -> None:
         _check(bool(self.spec.strip()), "model.spec must name a model, e.g. 'smollm2'.")

@@ -30,9 +30,9 @@ before the first optimiser step (the importance ratio of the first epoch is then
 Dropout is off during the update (the module is in eval mode) so that the log-probs the
 loss sees are those of the policy that generates, and the update is deterministic.
 On CPU the learner trains ``model`` in place, so generation after a step uses the new
-weights; with vLLM the engine reloads :meth:`Learner.merged_weights` after each step
-(:class:`~spade_envs.trainer.models.WeightSync`). LoRA adapters are peft's
-(:mod:`~spade_envs.trainer.adapters`); checkpoints keep them in peft's format.
+weights; with vLLM the engine reloads the trained weights, adapters folded in, after each
+step (:func:`~spade_envs.trainer.models.push_weights`). LoRA adapters are peft's
+(:mod:`~spade_envs.trainer.adapters`); checkpoints also keep them in peft's format.
 """
 
 from __future__ import annotations
@@ -47,13 +47,7 @@ from typing import Any
 
 from ..error import SpadeError
 from . import distributed
-from .adapters import (
-    adapter_state,
-    adapters_disabled,
-    add_adapters,
-    load_adapter_state,
-    merged_weights,
-)
+from .adapters import adapter_state, adapters_disabled, add_adapters, load_adapter_state
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
 from .samples import Sample
 
@@ -604,11 +598,6 @@ class Learner:
         from peft.tuners.lora import LoraLayer
 
         return sorted(n for n, m in self.model.named_modules() if isinstance(m, LoraLayer))
-
-    def merged_weights(self) -> dict[str, Any]:
-        """The trained weights under the base model's names (adapters folded in), what a
-        generation engine reloads; see :func:`~spade_envs.trainer.adapters.merged_weights`."""
-        return merged_weights(self.model)
 
     def save_adapter(self, directory: Any) -> None:
         """Write the LoRA adapter in peft's format (``adapter_config.json`` and

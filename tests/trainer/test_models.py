@@ -71,7 +71,7 @@ def _detached_vllm_model(path) -> VLLMChatModel:
 
     model = VLLMChatModel.__new__(VLLMChatModel)
     model.path, model.name, model.engine = str(path), "tiny", _Untouchable()
-    model._weights_dir, model._layout_dir = None, path
+    model._weights_dir, model._layout_dir, model._weights_parent = None, path, None
     return model
 
 
@@ -118,6 +118,29 @@ def test_a_tied_model_is_served_from_an_untied_copy_that_computes_the_same(tmp_p
     # The trained tied model's weights fit the copy: lm_head.weight is pushed too.
     checked = _detached_vllm_model(tmp_path / "untied")._checked(merged_weights(tied))
     assert torch.equal(checked["lm_head.weight"], checked["model.embed_tokens.weight"])
+
+
+def test_a_push_that_would_not_fit_on_the_disk_says_where_to_write(tmp_path):
+    from spade_envs.llm.vllm_backend import _check_space
+
+    _check_space(tmp_path, 1 << 20)
+    with pytest.raises(WeightSyncError, match=r"writes .* GiB free; point model.vllm_weights_dir"):
+        _check_space(tmp_path, 1 << 60)
+
+
+def test_each_rank_s_engine_sees_only_its_own_gpu(monkeypatch):
+    from spade_envs.trainer.models import _visible_gpu
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
+    with _visible_gpu("cuda:2"):
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    with _visible_gpu("cuda:1"):
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ
+    with _visible_gpu("cpu"):
+        assert "CUDA_VISIBLE_DEVICES" not in os.environ
 
 
 def test_push_is_a_no_op_for_the_transformers_backend():

@@ -58,6 +58,15 @@ def test_two_iterations_train_both_roles_and_leave_a_complete_run(
             base = model(ids).logits
     assert not torch.allclose(trained, base)
 
+    # The last checkpoint's adapter, in peft's format, rebuilds the trained model.
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    fresh = AutoModelForCausalLM.from_pretrained(trainer.parts.trainer_model.model_dir)
+    adapted = PeftModel.from_pretrained(fresh, str(run / "checkpoints" / "iter-0002" / "adapter"))
+    with torch.no_grad():
+        assert torch.allclose(adapted(ids).logits, trained, atol=1e-4)
+
     # The registry opens, with the designer's environments and the run's play statistics.
     registry = Registry(f"sqlite:///{run / 'registry.db'}")
     designed = registry.list(origin="designer")
