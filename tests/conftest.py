@@ -65,10 +65,11 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(scope="session")
 def smollm2_hf(tmp_path_factory):
     """The packaged SmolLM2 as a Hugging Face directory, converted once per test run."""
-    from .model_support import model_cache
-    from .vllm_support import smollm2_dir
+    from spade_envs.llm import smollm2_hf_dir
 
-    return smollm2_dir(model_cache(tmp_path_factory))
+    from .model_support import model_cache
+
+    return smollm2_hf_dir(model_cache(tmp_path_factory))
 
 
 @pytest.fixture(scope="session")

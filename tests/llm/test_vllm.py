@@ -42,14 +42,9 @@ LOGPROB_TOLERANCE = 1e-3
 
 
 @pytest.fixture(scope="module")
-def model_dir(smollm2_hf):
-    return smollm2_hf
-
-
-@pytest.fixture(scope="module")
-def reference(model_dir):
+def reference(smollm2_hf):
     """The transformers backend's greedy replies."""
-    model = TransformersChatModel(model_dir, dtype="float32")
+    model = TransformersChatModel(smollm2_hf, dtype="float32")
     replies = model.generate(CONVERSATIONS, SamplingParams(temperature=0.0, max_tokens=24))
     yield model, replies
     model.close()
@@ -122,7 +117,7 @@ def test_a_request_too_long_fails_alone(engine):
     assert got[0].ok and not got[1].ok and "vLLM failed" in got[1].error
 
 
-def test_weights_reload_through_the_public_api(engine, reference, model_dir):
+def test_weights_reload_through_the_public_api(engine, reference, smollm2_hf):
     import torch
 
     from spade_envs.trainer.adapters import merged_weights
@@ -164,9 +159,9 @@ def test_mismatched_weights_are_refused_before_the_engine_is_touched(engine, ref
     ]
 
 
-def test_a_model_the_engine_cannot_load_gives_the_engines_reason(model_dir, tmp_path):
+def test_a_model_the_engine_cannot_load_gives_the_engines_reason(smollm2_hf, tmp_path):
     broken = tmp_path / "broken"
-    shutil.copytree(model_dir, broken)
+    shutil.copytree(smollm2_hf, broken)
     config = json.loads((broken / "config.json").read_text())
     config["architectures"] = ["NoSuchModelForCausalLM"]
     (broken / "config.json").write_text(json.dumps(config))

@@ -23,16 +23,6 @@ QUESTIONS = [
 GREEDY = SamplingParams(temperature=0.0, max_tokens=16)
 
 
-@pytest.fixture(scope="module")
-def model_dir(smollm2_hf):
-    return smollm2_hf
-
-
-@pytest.fixture(scope="module")
-def engine(vllm_engine):
-    return vllm_engine
-
-
 def _samples(engine, trainer) -> list[Sample]:
     """Four sampled replies per question; two of each group rewarded (so groups have
     spread and the step moves the weights)."""
@@ -55,9 +45,10 @@ def _samples(engine, trainer) -> list[Sample]:
 
 @pytest.mark.parametrize(("lora_rank", "learning_rate"), [(0, 3e-4), (8, 3e-2)])
 def test_after_a_grpo_step_the_engine_generates_like_the_trained_model(
-    engine, model_dir, lora_rank, learning_rate
+    vllm_engine, smollm2_hf, lora_rank, learning_rate
 ):
-    trainer = TransformersChatModel(model_dir, dtype="float32")
+    engine = vllm_engine
+    trainer = TransformersChatModel(smollm2_hf, dtype="float32")
     conversations = [[{"role": "user", "content": q}] for q in QUESTIONS]
     push_weights(engine, trainer.model)  # the base weights (an earlier case trained others)
     before = [c.token_ids for c in engine.generate(conversations, GREEDY)]
