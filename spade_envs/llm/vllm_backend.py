@@ -336,17 +336,36 @@ def _cpu_platform() -> bool:
     return bool(current_platform.is_cpu())
 
 
+#: The largest safetensors header read (the safetensors library's own cap).
+_MAX_HEADER_BYTES = 100 << 20
+
+
 def _checkpoint_layout(directory: Path) -> dict[str, tuple[int, ...]]:
     """Tensor names and shapes of the safetensors files in a model directory (read from
-    their headers, no weights loaded)."""
+    their headers, no weights loaded).
+
+    Raises:
+        WeightSyncError: A ``*.safetensors`` entry is not a regular file or its header is
+            not a safetensors header (the message names the file).
+    """
     shapes: dict[str, tuple[int, ...]] = {}
     for file in sorted(directory.glob("*.safetensors")):
-        with open(file, "rb") as handle:
-            size = int.from_bytes(handle.read(8), "little")
-            header = json.loads(handle.read(size))
-        for name, entry in header.items():
-            if name != "__metadata__":
-                shapes[name] = tuple(int(d) for d in entry["shape"])
+        try:
+            if not file.is_file():  # a FIFO or device would block or never end
+                raise ValueError("not a regular file")
+            with open(file, "rb") as handle:
+                size = int.from_bytes(handle.read(8), "little")
+                if not 2 <= size <= _MAX_HEADER_BYTES:
+                    raise ValueError(f"a header of {size} bytes")
+                header = json.loads(handle.read(size))
+            for name, entry in header.items():
+                if name != "__metadata__":
+                    shapes[name] = tuple(int(d) for d in entry["shape"])
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise WeightSyncError(
+                f"{str(file)!r} is not a safetensors file ({type(exc).__name__}: {exc}); "
+                "save the model with save_pretrained(safe_serialization=True)."
+            ) from None
     return shapes
 
 

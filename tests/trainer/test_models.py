@@ -61,9 +61,11 @@ def test_devices_resolve_to_the_local_gpu_or_the_cpu():
 
 
 def _detached_vllm_model(path) -> VLLMChatModel:
-    """A VLLMChatModel over the checkpoint at ``path`` whose engine must never be reached:
+    """A VLLMChatModel over the checkpoint at ``path`` whose engine must never be reached
+    (its layout read as ``__init__`` reads it):
     the weight check runs before anything is written or sent (the real engine is tested
     in tests/llm/test_vllm.py, from .venv-vllm)."""
+    from spade_envs.llm.vllm_backend import _checkpoint_layout, _ties_embeddings
 
     class _Untouchable:
         def __getattr__(self, name):
@@ -71,7 +73,9 @@ def _detached_vllm_model(path) -> VLLMChatModel:
 
     model = VLLMChatModel.__new__(VLLMChatModel)
     model.path, model.name, model.engine = str(path), "tiny", _Untouchable()
-    model._weights_dir, model._layout_dir, model._weights_parent = None, path, None
+    model._weights_dir, model._weights_parent = None, None
+    model._layout = _checkpoint_layout(path)
+    model._tied = _ties_embeddings(path, model._layout)
     return model
 
 
@@ -160,3 +164,49 @@ def test_a_vllm_spec_without_vllm_names_the_command_that_builds_it(monkeypatch):
     settings = ModelSettings(backend="vllm", device="cpu")
     with pytest.raises(SpadeError, match=r"model.backend is vllm.*make \.venv-vllm"):
         load_models(settings)
+
+
+def _safetensors_with_header(directory, header: bytes, declared: int | None = None):
+    import struct
+
+    directory.mkdir(parents=True, exist_ok=True)
+    size = len(header) if declared is None else declared
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", size) + header)
+    return directory
+
+
+@pytest.mark.parametrize(
+    "header, declared",
+    [(b"{}", 1 << 40), (b"{}", (1 << 64) - 1), (b"hello", None), (b"[]", None),
+     (b'{"a": {"dtype": "F32"}}', None)],
+)
+def test_a_malformed_safetensors_header_is_refused_naming_the_file(tmp_path, header, declared):
+    from spade_envs.llm.vllm_backend import _checkpoint_layout
+
+    directory = _safetensors_with_header(tmp_path / "m", header, declared)
+    with pytest.raises(LLMConfigError, match="model.safetensors"):
+        _checkpoint_layout(directory)
+
+
+def test_a_fifo_in_the_model_directory_does_not_hang(tmp_path):
+    import threading
+
+    from spade_envs.llm.vllm_backend import _checkpoint_layout
+
+    fifo = tmp_path / "model.safetensors"
+    os.mkfifo(fifo)
+    worker = threading.Thread(target=lambda: _safe(_checkpoint_layout, tmp_path), daemon=True)
+    worker.start()
+    worker.join(2)
+    hung = worker.is_alive()
+    if hung:  # let the reader go: a writer that closes at once gives it end-of-file
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(2)
+    assert not hung
+
+
+def _safe(fn, *args):
+    try:
+        fn(*args)
+    except Exception:
+        pass
