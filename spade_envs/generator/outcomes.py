@@ -70,7 +70,9 @@ class DesignerFailure(_Word):
     def of(cls, value: str | DesignerFailure | None) -> DesignerFailure | None:
         """The member named by ``value``; None for None or ``""`` (nothing failed: how
         checkpoints written before this enum existed say it)."""
-        return cls(value) if value else None
+        if value is None or value == "":
+            return None
+        return cls(value)
 
     @property
     def infrastructure(self) -> bool:

@@ -62,7 +62,13 @@ from typing import Any
 from ..error import SpadeError, suggest
 from ..generator.outcomes import AttemptStage
 from . import distributed
-from .checkpoint import Checkpoint, capture_rng, restore_rng, save_checkpoint
+from .checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    capture_rng,
+    restore_rng,
+    save_checkpoint,
+)
 from .config import SelfPlayConfig
 from .config_io import config_to_toml
 from .setup import RESUME_MODES, RunComponents, TrainerError, new_run_id, open_run
@@ -546,7 +552,14 @@ class SelfPlayTrainer:
         from ..generator import Attempt
 
         self.start_iteration = checkpoint.iteration
-        self.pending = [(j, [Attempt(**a) for a in b]) for j, b in checkpoint.state["pending"]]
+        try:
+            self.pending = [(j, [Attempt(**a) for a in b]) for j, b in checkpoint.state["pending"]]
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(
+                f"The checkpoint {checkpoint.path} holds a designer attempt that cannot be "
+                f"read back ({type(exc).__name__}: {str(exc)[:200]}); resume from an earlier "
+                "checkpoint or start a new --run-dir."
+            ) from None
         restore_rng(checkpoint.state["rng"])
 
     def _save(self, k: int) -> None:

@@ -262,3 +262,54 @@ def test_pathological_markers_cost_linear_time(text):
     except NoHolesError:
         pass
     assert time.process_time() - start < 0.5
+
+
+# ----- attempts read back from a checkpoint (state.json "pending") ---------------------------
+def _resume_with(pending_attempt: dict, tmp_path):
+    """Restore a trainer's pending designer attempts from a hand-edited state.json."""
+    from spade_envs.trainer.checkpoint import Checkpoint
+    from spade_envs.trainer.loop import SelfPlayTrainer
+
+    base = {"index": 0, "mode": "new", "skill": "math"}
+    state = {"iteration": 1, "run_id": "r", "rng": {}, "pending": [[1, [{**base, **pending_attempt}]]]}
+    checkpoint = Checkpoint(tmp_path, 1, {}, state, "", "")
+    trainer = SelfPlayTrainer.__new__(SelfPlayTrainer)
+    trainer._restore(checkpoint)
+
+
+@pytest.mark.parametrize(
+    "edit", [{"stage": "bogus"}, {"failure": "Invalid"}, {"stage": "x" * 100_000}, {"extra": 1}]
+)
+def test_a_damaged_pending_attempt_fails_the_resume_with_a_checkpoint_error(edit, tmp_path):
+    from spade_envs.trainer.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError) as info:
+        _resume_with(edit, tmp_path)
+    assert len(str(info.value)) < 2_000  # a huge value is not echoed whole
+
+
+@pytest.mark.parametrize("failure", [0, False, []])
+def test_a_non_string_failure_is_refused(failure):
+    from spade_envs.generator import Attempt
+
+    with pytest.raises((ValueError, TypeError)):
+        Attempt(index=0, mode="new", skill="math", stage="parsed", failure=failure)
+
+
+def test_a_reason_that_reads_like_another_failure_is_counted_by_its_failure():
+    """Metrics count the failure enum, never the (model-influenced) reason text."""
+    from spade_envs.generator import Attempt
+    from spade_envs.trainer.metrics import reject_field
+    from spade_envs.trainer.stages import design_summary
+
+    attempt = Attempt(
+        index=0,
+        mode="scaffold",
+        skill="math",
+        stage="parsed",
+        failure="invalid",
+        reason="truncated (hit max_tokens) not novel: registered",
+    )
+    summary = design_summary([attempt])
+    assert summary["registered"] == 0
+    assert reject_field(next(iter(summary["failures"]))) == "reject_invalid"
