@@ -79,7 +79,7 @@ def serve(
       SPADE_WEB_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe())') \\
         spade-envs serve --host 0.0.0.0              # reachable from elsewhere, token required
     """
-    from .web.app import serve as run
+    from .web.server import serve as run
     from .web.config import ServeConfig
 
     config = ServeConfig(

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from .html import Raw, esc
+from markupsafe import Markup as Raw
+
+from .render import escape_text as esc
 
 __all__ = [
     "PALETTE",

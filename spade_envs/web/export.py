@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from starlette.background import BackgroundTask
+from starlette.responses import StreamingResponse
 
-from .http import HTTPError, Response
+from .params import HTTPError
 
 __all__ = ["EXPORT_FORMATS", "MAX_PACKAGE", "export_response"]
 
@@ -40,24 +42,13 @@ def _records(registry: Any, keys: np.ndarray) -> Iterator[Any]:
                 yield record
 
 
-class _FileStream:
-    """A file sent in blocks; its temporary directory is removed when the stream closes,
-    also when it was never read (a HEAD request, a client that went away)."""
-
-    def __init__(self, path: Path, cleanup: Path):
-        self.path = path
-        self.cleanup = cleanup
-
-    def __iter__(self) -> Iterator[bytes]:
-        with self.path.open("rb") as handle:
-            while block := handle.read(1 << 20):
-                yield block
-
-    def close(self) -> None:
-        shutil.rmtree(self.cleanup, ignore_errors=True)
+def _file_blocks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            yield block
 
 
-def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
+def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingResponse:
     """A download of the versions with ``keys`` in format ``fmt``.
 
     Raises:
@@ -83,7 +74,7 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
             if batch:
                 yield ("\n".join(batch) + "\n").encode("utf-8")
 
-        return _download(lines(), f"{stem}.jsonl", "application/x-ndjson")
+        return _download(lines(), f"{stem}.jsonl", "application/x-ndjson", None)
     tmp = Path(tempfile.mkdtemp(prefix="spade-web-export-"))
     try:
         if fmt == "parquet":
@@ -103,7 +94,7 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
                 formats.export_parquet(_records(registry, keys), out)
             except SpadeError as exc:
                 raise HTTPError(500, f"Parquet export failed: {exc}") from exc
-            return _download(_FileStream(out, tmp), out.name, "application/vnd.apache.parquet")
+            return _download(_file_blocks(out), out.name, "application/vnd.apache.parquet", tmp)
         if len(keys) > MAX_PACKAGE:
             raise HTTPError(
                 400,
@@ -120,15 +111,21 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> Response:
             for path in sorted(directory.rglob("*")):
                 if path.is_file():
                     zipped.write(path, Path(stem) / path.relative_to(directory))
-        return _download(_FileStream(archive, tmp), archive.name, "application/zip")
+        return _download(_file_blocks(archive), archive.name, "application/zip", tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def _download(body: Any, filename: str, content_type: str) -> Response:
-    return Response(
+def _download(
+    body: Iterator[bytes], filename: str, content_type: str, cleanup: Path | None
+) -> StreamingResponse:
+    """A streamed attachment; ``cleanup`` (a temporary directory) is removed once the
+    response is over, also when it was never read (a HEAD request, a client that left)."""
+    task = None if cleanup is None else BackgroundTask(shutil.rmtree, cleanup, ignore_errors=True)
+    return StreamingResponse(
         body,
-        content_type=content_type,
+        media_type=content_type,
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        background=task,
     )

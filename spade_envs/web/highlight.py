@@ -1,73 +1,57 @@
-"""Python syntax highlighting with the standard library's tokenizer (the code never runs).
+"""Python syntax highlighting by Pygments' lexer (the code is only read, never run).
 
 Tokens become ``<span>`` classes (keyword, string, comment, number, builtin, the name
-after ``def`` / ``class``, decorator, ``self``); every character is escaped. Code that
-does not tokenize (an import of something broken) is highlighted up to the error and
-shown plainly after it. Lines are wrapped one by one so the page can number them
-with CSS counters (numbers are not copied with the code) and link to ``#L<n>``.
+after ``def`` / ``class``, decorator, ``self``) that the browser's style sheet colours;
+every character is escaped. Lines are wrapped one by one so the page can number them
+with CSS counters (numbers are not copied with the code) and link to ``#L<n>``. Text
+the lexer would change (it normalises line ends) is lexed from a copy of the same
+length, so what is shown is always exactly the stored source.
 """
 
 from __future__ import annotations
 
-import builtins
-import io
-import keyword
-import token
-import tokenize
+from markupsafe import Markup
 
-from .html import Raw, esc
+from .render import escape_text as esc
 
 __all__ = ["highlight_python"]
 
-_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
-_STRING_TYPES = {token.STRING} | {
-    getattr(token, name)
-    for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
-    if hasattr(token, name)
-}
+
+def _css_class(kind: object) -> str:
+    from pygments import token as t
+
+    checks = (
+        (t.Name.Function, "fn"), (t.Name.Class, "cl"), (t.Name.Decorator, "d"),
+        (t.Name.Builtin.Pseudo, "sf"), (t.Name.Builtin, "b"), (t.Keyword, "k"),
+        (t.String, "s"), (t.Comment, "c"), (t.Number, "n"),
+    )  # fmt: skip
+    for parent, cls in checks:
+        if kind in parent:
+            return cls
+    return ""
 
 
-def _spans(source: str, starts: list[int]) -> list[tuple[int, int, str]]:
+def _spans(source: str) -> list[tuple[int, int, str]]:
     """``(start offset, end offset, css class)`` of every highlighted token, in order."""
+    from pygments.lexers.python import PythonLexer
+
+    copy = source.replace("\r", " ").replace("\ufeff", " ")  # same offsets, nothing to normalise
+    lexer = PythonLexer(stripnl=False, ensurenl=False, tabsize=0)
     spans: list[tuple[int, int, str]] = []
-    previous = ""  # the previous significant NAME or OP, for def/class names and decorators
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            kind, text = tok.type, tok.string
-            begin = starts[tok.start[0] - 1] + tok.start[1]
-            end = starts[tok.end[0] - 1] + tok.end[1]
-            cls = ""
-            if kind == token.COMMENT:
-                cls = "c"
-            elif kind in _STRING_TYPES:
-                cls = "s"
-            elif kind == token.NUMBER:
-                cls = "n"
-            elif kind == token.NAME:
-                if previous == "def":
-                    cls = "fn"
-                elif previous == "class":
-                    cls = "cl"
-                elif previous == "@":
-                    cls = "d"
-                elif keyword.iskeyword(text):
-                    cls = "k"
-                elif text in ("self", "cls"):
-                    cls = "sf"
-                elif text in _BUILTINS:
-                    cls = "b"
-            elif kind == token.OP and text == "@":
-                cls = "d"
-            if cls:
-                spans.append((begin, end, cls))
-            if kind in (token.NAME, token.OP):
-                previous = text
-    except (tokenize.TokenError, SyntaxError, IndexError):
-        pass  # highlighted so far; the rest shows as plain text
+    for start, kind, text in lexer.get_tokens_unprocessed(copy):
+        if copy[start : start + len(text)] != text:
+            return []  # the lexer saw other text than ours: show it plain
+        cls = _css_class(kind)
+        if not cls or not text:
+            continue
+        if spans and spans[-1][2] == cls and spans[-1][1] == start:
+            spans[-1] = (spans[-1][0], start + len(text), cls)  # one string, one span
+        else:
+            spans.append((start, start + len(text), cls))
     return spans
 
 
-def highlight_python(source: str) -> Raw:
+def highlight_python(source: str) -> Markup:
     """``source`` as a ``<pre class="code">`` block with one ``<span class="line">`` per line."""
     lines = source.split("\n")
     starts = []
@@ -75,8 +59,7 @@ def highlight_python(source: str) -> Raw:
     for line in lines:
         starts.append(offset)
         offset += len(line) + 1
-    starts.append(offset)
-    spans = _spans(source, starts)
+    spans = _spans(source)
     out: list[str] = []
     span_i = 0
     for number, line in enumerate(lines, 1):
@@ -93,10 +76,11 @@ def highlight_python(source: str) -> Raw:
             begin, end = max(begin, line_start), min(end, line_end)
             if begin > cursor:
                 parts.append(esc(source[cursor:begin]))
-            parts.append(f'<span class="{cls}">{esc(source[begin:end])}</span>')
-            cursor = end
+            if end > begin:
+                parts.append(f'<span class="{cls}">{esc(source[begin:end])}</span>')
+            cursor = max(cursor, end)
             j += 1
         if cursor < line_end:
             parts.append(esc(source[cursor:line_end]))
         out.append(f'<span class="line" id="L{number}">{"".join(parts)}</span>')
-    return Raw('<pre class="code"><code>' + "\n".join(out) + "</code></pre>")
+    return Markup('<pre class="code"><code>' + "\n".join(out) + "</code></pre>")

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.requests import Request
+from starlette.responses import Response
+
 from .charts import line_chart
-from .html import esc, fmt_num, fmt_time, link, table
-from .http import Params, Request, Response
+from .params import Params, query_of
+from .render import fmt_num, fmt_time
 
 __all__ = ["run_page", "runs_page"]
 
@@ -22,31 +25,26 @@ _KEY_FIELDS = ("mean_regret", "designer_yield", "eval_return", "agent_return_wit
 
 def runs_page(app: Any, request: Request) -> Response:
     """A table of runs, most recently updated first."""
-    Params(request.query).done()
+    Params(query_of(request)).done()
     runs = app.runs
-    if runs.root is None:
-        body = (
-            "<h1>Runs</h1><p>No runs directory was given. Start the server with "
-            "<code>spade-envs serve --runs DIR</code>, where DIR holds run directories "
-            "(each with a <code>metrics.jsonl</code> the trainer writes).</p>"
-        )
-        return app.page("Runs", body, active="/runs")
     rows = []
-    for name in runs.names():
-        run = runs.get(name)
-        last = run.last()
-        rows.append(
-            [link(f"/runs/{name}", name), f"{len(run.rows):,}", fmt_time(run.modified)]
-            + [fmt_num(last.get(f), 3) for f in _KEY_FIELDS]
-        )
-    body = f'<h1>Runs</h1><p class="muted">Runs under <code>{esc(runs.root)}</code>.</p>' + str(
-        table(
-            ["run", "iterations", "updated", *(f.replace("_", " ") for f in _KEY_FIELDS)],
-            rows,
-            empty="No run directory with a metrics.jsonl here yet.",
-        )
+    if runs.root is not None:
+        for name in runs.names():
+            run = runs.get(name)
+            last = run.last()
+            rows.append(
+                [{"href": f"/runs/{name}", "text": name}, f"{len(run.rows):,}",
+                 fmt_time(run.modified)] + [fmt_num(last.get(f), 3) for f in _KEY_FIELDS]
+            )  # fmt: skip
+    return app.render(
+        "runs.html",
+        "Runs",
+        active="/runs",
+        refresh_s=60,
+        root=None if runs.root is None else str(runs.root),
+        heads=["run", "iterations", "updated", *(f.replace("_", " ") for f in _KEY_FIELDS)],
+        rows=rows,
     )
-    return app.page("Runs", body, active="/runs", refresh_s=60)
 
 
 #: Chart groups of a run page: a field goes to the first group whose prefix it has.
@@ -68,7 +66,7 @@ def _group_of(field: str) -> str:
 
 def run_page(app: Any, request: Request, name: str) -> Response:
     """One chart per numeric metric of the run against the iteration, grouped by topic."""
-    Params(request.query).done()
+    Params(query_of(request)).done()
     run = app.runs.get(name)
     fields = run.fields
     grouped: dict[str, list[Any]] = {g: [] for g, _ in _GROUPS}
@@ -85,33 +83,15 @@ def run_page(app: Any, request: Request, name: str) -> Response:
     for field in fields:
         chart = line_chart({field: run.series(field)}, title=field, x_label="iteration")
         grouped[_group_of(field)].append(chart)
-    sections = "".join(
-        f'<h2>{esc(group.capitalize())}</h2><div class="charts">{"".join(map(str, charts))}</div>'
-        for group, charts in grouped.items()
-        if charts
-    )
-    notes = ""
-    if run.skipped:
-        notes = (
-            f'<p class="note">{run.skipped:,} line(s) of metrics.jsonl were not JSON objects '
-            "and are left out.</p>"
-        )
     last = run.last()
-    last_table = table(["metric", "last value"], [[k, f"{v:.6g}"] for k, v in last.items()])
-    config = ""
-    if run.config:
-        config = (
-            f"<details><summary>{esc(run.config_name)}</summary>"
-            f'<pre class="json">{esc(run.config)}</pre></details>'
-        )
-    body = (
-        f"<h1>Run {esc(name)}</h1>"
-        f'<p class="muted">{len(run.rows):,} iterations · updated {fmt_time(run.modified)} · '
-        "this page reloads every 30 s</p>"
-        + notes
-        + (sections or "<p>No numeric metrics yet.</p>")
-        + "<h2>Latest</h2>"
-        + str(last_table)
-        + config
+    return app.render(
+        "run.html",
+        f"Run {name}",
+        active="/runs",
+        refresh_s=30,
+        name=name,
+        run=run,
+        modified=fmt_time(run.modified),
+        sections=[(group.capitalize(), charts) for group, charts in grouped.items() if charts],
+        last=[[k, f"{v:.6g}"] for k, v in last.items()],
     )
-    return app.page(f"Run {name}", body, active="/runs", refresh_s=30)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..error import SpadeError
-from .http import HTTPError
+from .params import HTTPError
 
 __all__ = ["PlaySession", "PlaySessions", "Turn"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..trainer.metrics import RENAMED_FIELDS
-from .http import HTTPError
+from .params import HTTPError
 
 __all__ = ["METRICS_FILE", "Run", "RunsDir"]
 

@@ -7,9 +7,11 @@
   it: ``Authorization: Bearer <token>``, or the ``spade_token`` cookie, which a first
   visit to ``/?token=<token>`` sets (HttpOnly, SameSite=Strict) before redirecting to
   the same page without the token in its address. Compared in constant time.
-- **CSRF**: the only writes are play sessions, by POST; each must carry the
-  ``spade_csrf`` cookie's value as its ``csrf`` form field (double submit), and an
-  ``Origin`` header, when sent, must be this server.
+- **CSRF**: the only writes are play sessions, by POST; each page form must carry the
+  ``spade_csrf`` cookie's value as its ``csrf`` form field (double submit). The JSON API
+  takes only ``application/json`` bodies, which a page elsewhere cannot send without a
+  CORS preflight that this server never answers. An ``Origin`` header, when sent, must
+  be this server.
 - **Headers**: a Content-Security-Policy that allows no inline script or style and
   nothing from elsewhere, ``nosniff``, no framing, no referrer, no caching of pages.
 """
@@ -19,8 +21,12 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import urllib.parse
+from typing import TYPE_CHECKING
 
-from .http import HTTPError, Request
+from .params import HTTPError
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 __all__ = [
     "CSRF_COOKIE",
@@ -79,7 +85,7 @@ class Guard:
         """403 for a ``Host`` header that is not this loopback server (DNS rebinding)."""
         if not self.loopback:
             return  # reachable under names we cannot know: the token protects it
-        host = request.header("host").lower()
+        host = request.headers.get("host", "").lower()
         if host not in self.allowed_hosts:
             raise HTTPError(
                 403,
@@ -92,18 +98,18 @@ class Guard:
         if self.token is None:
             return True
         offered = ""
-        auth = request.header("authorization")
+        auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             offered = auth[7:].strip()
         else:
             offered = request.cookies.get(TOKEN_COOKIE, "")
         return bool(offered) and secrets.compare_digest(offered.encode(), self.token.encode())
 
-    def token_in_query(self, request: Request) -> bool:
+    def token_in_query(self, query: dict[str, list[str]]) -> bool:
         """Whether ``?token=`` carries the right token (then a cookie is set)."""
         if self.token is None:
             return False
-        values = request.query.get("token") or [""]
+        values = query.get("token") or [""]
         return len(values) == 1 and secrets.compare_digest(values[0].encode(), self.token.encode())
 
     def token_cookie(self) -> str:
@@ -118,19 +124,24 @@ class Guard:
         value = secrets.token_urlsafe(24)
         return value, f"{CSRF_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict"
 
-    def check_post(self, request: Request) -> str:
-        """403 unless a POST carries the CSRF cookie's value and comes from this origin.
+    @staticmethod
+    def check_origin(request: Request) -> None:
+        """403 for a write whose ``Origin`` header names another site."""
+        origin = request.headers.get("origin", "")
+        if origin and origin != "null":
+            parsed = urllib.parse.urlsplit(origin)
+            if parsed.netloc.lower() != request.headers.get("host", "").lower():
+                raise HTTPError(403, f"Cross-origin request from {origin!r} refused.")
+
+    def check_post(self, request: Request, form: dict[str, list[str]]) -> str:
+        """403 unless a form POST carries the CSRF cookie's value and comes from this origin.
 
         Returns:
             The browser's CSRF value (which also identifies whose play session it is).
         """
-        origin = request.header("origin")
-        if origin and origin != "null":
-            parsed = urllib.parse.urlsplit(origin)
-            if parsed.netloc.lower() != request.header("host").lower():
-                raise HTTPError(403, f"Cross-origin request from {origin!r} refused.")
+        self.check_origin(request)
         cookie = request.cookies.get(CSRF_COOKIE, "")
-        sent = (request.form.get("csrf") or [""])[0]
+        sent = (form.get("csrf") or [""])[0]
         if not cookie or not sent or not secrets.compare_digest(cookie.encode(), sent.encode()):
             raise HTTPError(
                 403,

@@ -215,7 +215,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def start(config, registry):
     """A real server on 127.0.0.1 in a thread; returns (server, thread)."""
-    from spade_envs.web.app import make_server
+    from spade_envs.web.server import make_server
 
     server = make_server(config, registry=registry)
     thread = threading.Thread(

@@ -13,7 +13,7 @@ from spade_envs.registry import Registry
 from spade_envs.seeds import seed_source
 from spade_envs.web import queries
 from spade_envs.web.catalog import Catalog
-from spade_envs.web.http import HTTPError, Params
+from spade_envs.web.params import HTTPError, Params
 from spade_envs.web.search import ListQuery, Searcher, parse_list_query
 from spade_envs.web.vectors import Vectors
 

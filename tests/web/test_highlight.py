@@ -33,7 +33,7 @@ def test_markup_in_code_is_escaped_and_strings_comments_are_classed():
     source = 's = "<script>alert(1)</script>"  # <b>comment</b>\ndef f(self): return len(s) + 1\n'
     out = highlight_python(source)
     assert "<script>" not in out and "&lt;script&gt;" in out
-    assert '<span class="s">&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>' in out
+    assert '<span class="s">&#34;&lt;script&gt;alert(1)&lt;/script&gt;&#34;</span>' in out
     assert '<span class="c"># &lt;b&gt;comment&lt;/b&gt;</span>' in out
     assert '<span class="fn">f</span>' in out and '<span class="sf">self</span>' in out
     assert '<span class="b">len</span>' in out and '<span class="n">1</span>' in out

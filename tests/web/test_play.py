@@ -7,7 +7,7 @@ import os
 import pytest
 
 from spade_envs.core.metadata import EnvMetadata
-from spade_envs.web.http import HTTPError
+from spade_envs.web.params import HTTPError
 from spade_envs.web.play import PlaySessions
 
 BROKEN = """from spade_envs import TextEnv, boxed

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from spade_envs.web.http import HTTPError
+from spade_envs.web.params import HTTPError
 from spade_envs.web.runs import MAX_POINTS, RunsDir, read_metrics
 
 from .conftest import write_run

@@ -15,7 +15,7 @@ from spade_envs.seeds import seed_source
 from spade_envs.web import queries
 from spade_envs.web.catalog import Catalog
 from spade_envs.web.config import ServeConfig
-from spade_envs.web.http import HTTPError, Params
+from spade_envs.web.params import HTTPError, Params
 from spade_envs.web.search import ListQuery, Searcher, parse_list_query
 
 from .conftest import Client, fill_registry, start, stop

@@ -1,10 +1,9 @@
-"""Requests, responses, errors and checked parameters for the browser's small HTTP layer.
+"""Errors and checked parameters of the browser's pages and API.
 
-The server is the standard library's ``ThreadingHTTPServer``; this module is what sits
-between it and the pages: a parsed :class:`Request`, a :class:`Response` (bytes or a
-stream), :class:`HTTPError` with a status and a message a person can act on, a
-:class:`Router` of regular-expression routes, and :class:`Params`, which checks every
-query or form parameter and answers 400 with a clear message when one is wrong.
+:class:`HTTPError` carries a status and a message a person can act on (the app's
+exception handlers turn it into an HTML page or a JSON error); :class:`Params` checks
+every query or form parameter and answers 400 with a clear message when one is wrong.
+Routing, requests and responses are Starlette's.
 """
 
 from __future__ import annotations
@@ -12,21 +11,15 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from http.cookies import CookieError, SimpleCookie
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..error import SpadeError, suggest
 
-__all__ = [
-    "HTTPError",
-    "Params",
-    "Request",
-    "Response",
-    "Router",
-    "parse_cookies",
-]
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+__all__ = ["HTTPError", "Params", "parse_qs", "query_of"]
 
 # Control characters other than tab and newline never belong in a parameter.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -48,115 +41,6 @@ class HTTPError(SpadeError):
         self.headers = dict(headers or {})
 
 
-@dataclass
-class Request:
-    """One parsed HTTP request.
-
-    Attributes:
-        method: ``GET``, ``HEAD`` or ``POST``.
-        path: The decoded path, without the query string.
-        query: Query parameters (each name to its list of values).
-        headers: Header names in lower case to their values.
-        cookies: Cookie names to values.
-        form: Parsed ``application/x-www-form-urlencoded`` body (POST only).
-        raw_path: The path as sent, for redirects back to the same page.
-        csrf: This browser's CSRF value (set by the app; forms echo it).
-        owner: Whose play sessions this request may see (the CSRF cookie, if any).
-        trusted: Whether the host and token checks passed (error pages may say more).
-    """
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    cookies: dict[str, str]
-    form: dict[str, list[str]] = field(default_factory=dict)
-    raw_path: str = "/"
-    csrf: str = ""
-    owner: str = ""
-    trusted: bool = False
-
-    def header(self, name: str, default: str = "") -> str:
-        return self.headers.get(name.lower(), default)
-
-
-@dataclass
-class Response:
-    """What a page returns: a status, headers and a body (bytes or a stream of bytes).
-
-    Attributes:
-        body: The whole body, or an iterator of chunks (streamed; no Content-Length).
-        status: HTTP status.
-        content_type: The ``Content-Type`` header.
-        headers: Further headers (``Content-Disposition``, ``Location``, ...).
-        cookies: ``Set-Cookie`` header values.
-    """
-
-    body: bytes | Iterable[bytes] = b""
-    status: int = 200
-    content_type: str = "text/html; charset=utf-8"
-    headers: dict[str, str] = field(default_factory=dict)
-    cookies: list[str] = field(default_factory=list)
-
-    @classmethod
-    def html(cls, text: str, status: int = 200) -> Response:
-        return cls(text.encode("utf-8"), status)
-
-    @classmethod
-    def redirect(cls, location: str, status: int = 303) -> Response:
-        if not location.startswith("/") or location.startswith("//"):
-            raise SpadeError(f"redirects stay on this server; got {location!r}")
-        return cls(b"", status, headers={"Location": location})
-
-
-Handler = Callable[..., Response]
-
-
-class Router:
-    """Routes ``(method, path)`` to handlers by anchored regular expressions.
-
-    A pattern's named groups become keyword arguments of the handler. A path that
-    matches a pattern but not its method answers 405 with the methods it allows.
-    """
-
-    def __init__(self) -> None:
-        self._routes: list[tuple[re.Pattern[str], tuple[str, ...], Handler]] = []
-
-    def add(self, pattern: str, handler: Handler, methods: Sequence[str] = ("GET",)) -> None:
-        methods = tuple(methods)
-        if "GET" in methods and "HEAD" not in methods:
-            methods += ("HEAD",)
-        self._routes.append((re.compile(pattern + r"\Z"), methods, handler))
-
-    def resolve(self, method: str, path: str) -> tuple[Handler, dict[str, str]]:
-        """The handler of ``path`` and its path arguments; 404 or 405 otherwise."""
-        allowed: list[str] = []
-        for pattern, methods, handler in self._routes:
-            match = pattern.match(path)
-            if match is None:
-                continue
-            if method in methods:
-                return handler, match.groupdict()
-            allowed.extend(m for m in methods if m not in allowed)
-        if allowed:
-            raise HTTPError(
-                405,
-                f"{method} is not allowed on {path}; use {' or '.join(allowed)}.",
-                {"Allow": ", ".join(allowed)},
-            )
-        raise HTTPError(404, f"There is no page at {path}.")
-
-
-def parse_cookies(header: str) -> dict[str, str]:
-    """Cookie names to values; a malformed header counts as no cookies."""
-    jar: SimpleCookie = SimpleCookie()
-    try:
-        jar.load(header)
-    except CookieError:
-        return {}
-    return {name: morsel.value for name, morsel in jar.items()}
-
-
 def parse_qs(text: str) -> dict[str, list[str]]:
     """A query string or form body; undecodable bytes are an error, not replaced."""
     try:
@@ -167,6 +51,18 @@ def parse_qs(text: str) -> dict[str, list[str]]:
         raise HTTPError(400, "The parameters are not valid UTF-8.") from None
     except ValueError as exc:
         raise HTTPError(400, f"Malformed parameters: {exc}.") from None
+
+
+def query_of(request: Request) -> dict[str, list[str]]:
+    """The query parameters of ``request``, decoded strictly (bad UTF-8 is a 400)."""
+    raw = request.scope.get("query_string", b"")
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise HTTPError(
+            400, "The address is not valid: its query has raw non-ASCII bytes."
+        ) from None
+    return parse_qs(text)
 
 
 class Params:
