@@ -21,9 +21,9 @@ from typing import Any
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from .params import HTTPError, parse_qs, query_of
+from .params import HTTPError, local_redirect, parse_qs, query_of
 from .search import renamed_query
 from .security import SECURITY_HEADERS, Guard
 
@@ -132,9 +132,12 @@ class GuardMiddleware:
         if (
             "\x00" in decoded
             or "\\" in decoded
+            or decoded.startswith("//")
             or any(part in (".", "..") for part in decoded.split("/"))
         ):
-            raise HTTPError(400, f"Malformed path {decoded!r:.80}: no '.', '..' or backslashes.")
+            raise HTTPError(
+                400, f"Malformed path {decoded!r:.80}: no '.', '..', '//' or backslashes."
+            )
         guard = self.guard()
         guard.check_host(request)
         query = query_of(request)
@@ -144,7 +147,7 @@ class GuardMiddleware:
                 "?" + urllib.parse.urlencode(rest, doseq=True) if rest else ""
             )
             set_cookies.append(guard.token_cookie())
-            return RedirectResponse(target, status_code=303), receive
+            return local_redirect(target), receive
         if not guard.token_ok(request):
             raise HTTPError(
                 401,
@@ -157,7 +160,7 @@ class GuardMiddleware:
                 # A link or bookmark from before "regret" became "hint_gain": the same
                 # list under the new names, for good (301), rather than a 400.
                 target = f"{urllib.parse.quote(path)}?{urllib.parse.urlencode(renamed, doseq=True)}"
-                return RedirectResponse(target, status_code=301), receive
+                return local_redirect(target, 301), receive
         csrf, set_cookie = guard.csrf_value(request)
         if set_cookie:
             set_cookies.append(set_cookie)

@@ -18,8 +18,9 @@ from ..error import SpadeError, suggest
 
 if TYPE_CHECKING:
     from starlette.requests import Request
+    from starlette.responses import RedirectResponse
 
-__all__ = ["HTTPError", "Params", "parse_qs", "query_of"]
+__all__ = ["HTTPError", "Params", "local_redirect", "parse_qs", "query_of"]
 
 # Control characters other than tab and newline never belong in a parameter.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -51,6 +52,19 @@ def parse_qs(text: str) -> dict[str, list[str]]:
         raise HTTPError(400, "The parameters are not valid UTF-8.") from None
     except ValueError as exc:
         raise HTTPError(400, f"Malformed parameters: {exc}.") from None
+
+
+def local_redirect(location: str, status: int = 303) -> RedirectResponse:
+    """A redirect to a path of this server (never to another site).
+
+    Raises:
+        ValueError: For a target that is not a path here (``//host``, a scheme, a backslash).
+    """
+    from starlette.responses import RedirectResponse
+
+    if not location.startswith("/") or location.startswith("//") or "\\" in location:
+        raise ValueError(f"redirects stay on this server; refused {location!r:.80}")
+    return RedirectResponse(location, status_code=status)
 
 
 def query_of(request: Request) -> dict[str, list[str]]:
