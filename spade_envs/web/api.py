@@ -464,14 +464,11 @@ def play_step(sid: str, data: JSONBody, app: Spade) -> StepOut:
     new = session.transcript[max(0, before - session.dropped) :]
     observation = next((t for t in new if t.kind == "observation"), None)
     error = next((t.text for t in new if t.kind == "error"), None)
-    end = next((t.text for t in new if t.kind == "end"), "")
-    # PlaySessions marks why the episode ended in its closing line.
-    terminated = session.done and "(terminated)" in end
     return StepOut(
         observation=observation.text if observation else "",
         reward=(observation.reward or 0.0) if observation else 0.0,
-        terminated=terminated,
-        truncated=session.done and not terminated and error is None,
+        terminated=session.terminated,
+        truncated=session.truncated,
         done=session.done,
         won=session.won,
         total_return=session.total,

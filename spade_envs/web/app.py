@@ -244,7 +244,7 @@ class App:
                 f"{'.'.join(str(p) for p in error.get('loc', ()))}: {error.get('msg', '')}"
                 for error in exc.errors()
             )
-            return self.error_response(request, 400, f"Bad request: {problems}.")
+            return self.error_response(request, 400, f"Bad request: {problems[:500]}.")
         if isinstance(exc, StarletteHTTPException):
             message = {
                 404: f"There is no page at {request.url.path!r}.",

@@ -93,7 +93,7 @@ class GuardMiddleware:
                     headers.append("Set-Cookie", cookie)
             await send(message)
 
-        request = Request(scope)
+        request = Request(scope, receive)
         trusted = False
         try:
             early, receive = await self._check(request, scope, receive, set_cookies)

@@ -63,6 +63,8 @@ class PlaySession:
     turns: int = 0
     total: float = 0.0
     done: bool = False
+    terminated: bool = False
+    truncated: bool = False
     failed: bool = False
     solution: list[str] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -263,7 +265,7 @@ class PlaySessions:
         session.transcript.clear()
         session.dropped = 0
         session.turns, session.total = 0, 0.0
-        session.done = session.failed = False
+        session.done = session.failed = session.terminated = session.truncated = False
         session.solution = None
         try:
             observation, _info = session.env.reset(seed=session.seed)
@@ -301,6 +303,8 @@ class PlaySessions:
             session.add(Turn("observation", str(observation), float(reward)))
             if terminated or truncated or session.turns >= session.max_turns:
                 session.done = True
+                session.terminated = bool(terminated)
+                session.truncated = not terminated
                 why = "terminated" if terminated else "out of turns"
                 verdict = "WON" if session.won else "not won"
                 session.add(
