@@ -27,11 +27,24 @@ from .index import (
     load_index,
 )
 from .ivf import IVFIndex
-from .service import HIGH_HINT_GAIN_WIN_RATES, Memory, MemoryConfig, Neighbour, Novelty
+from .novelty import EXACT_LIMIT, NOVELTY_IGNORES, nearest_other_similarity, novelty_score
+from .service import (
+    HIGH_HINT_GAIN_WIN_RATES,
+    Memory,
+    MemoryConfig,
+    Neighbour,
+    Novelty,
+    embed_missing,
+)
 from .summary import embedding_text
 
 __all__ = [
+    "EXACT_LIMIT",
     "HIGH_HINT_GAIN_WIN_RATES",
+    "NOVELTY_IGNORES",
+    "embed_missing",
+    "nearest_other_similarity",
+    "novelty_score",
     "Memory",
     "MemoryConfig",
     "Neighbour",

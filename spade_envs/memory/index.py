@@ -4,7 +4,7 @@ Both indexes rank by inner product, which is cosine similarity for the unit vect
 embedders produce; they do not normalise what they are given.
 
 - :class:`ExactIndex`: brute force over one contiguous float32 matrix. Exact, and fast
-  enough up to ~100k vectors.
+  enough up to ~100k vectors. One thread may add vectors while others search it.
 - :class:`~spade_envs.memory.ivf.IVFIndex` (in :mod:`.ivf`): an inverted-file index
   for large collections; approximate, with a tunable recall.
 
@@ -175,6 +175,10 @@ def _check_dim_arg(dim: int) -> int:
 class ExactIndex(VectorIndex):
     """Exact search by brute force over a growable float32 matrix.
 
+    One writer may :meth:`add` while any number of threads :meth:`search` (the arrays
+    only grow; a reader sees the rows stored when it started); :meth:`remove` needs the
+    readers to wait.
+
     Args:
         dim: Vector dimension.
         capacity: Rows to preallocate (the matrix grows by half when full).
@@ -249,18 +253,58 @@ class ExactIndex(VectorIndex):
             removed += 1
         return removed
 
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, vectors)`` of every stored row, as read-only views (no copy).
+
+        The views stay valid while vectors are only added (re-adding an id updates its
+        row in place); :meth:`remove` moves rows, after which they are stale.
+        """
+        n = self._n  # first: the arrays may be replaced by larger copies, never shrunk
+        ids, vecs = self._ids[:n], self._vecs[:n]
+        ids.flags.writeable = vecs.flags.writeable = False
+        return ids, vecs
+
     def search(self, query: np.ndarray, k: int = 10) -> list[list[Hit]]:
         queries = _as_matrix(query, self.dim, what="Query")
         k = _check_k(k)
-        vecs, ids = self._vecs[: self._n], self._ids[: self._n]
-        if self._n == 0:
+        ids, vecs = self.view()
+        if len(ids) == 0:
             return [[] for _ in queries]
-        step = max(1, _SCAN_BLOCK // self._n)
+        step = max(1, _SCAN_BLOCK // len(ids))
         results: list[list[Hit]] = []
         for start in range(0, len(queries), step):
             scores = queries[start : start + step] @ vecs.T
             results.extend(_top_k(row, ids, k) for row in scores)
         return results
+
+    def max_scores(
+        self, queries: np.ndarray, exclude: Sequence[int] | np.ndarray | None = None
+    ) -> np.ndarray:
+        """The highest inner product of each query row with a stored vector.
+
+        Args:
+            queries: ``(q, dim)`` float32 rows.
+            exclude: One stored id per query that it may not match (itself, when the
+                queries are stored vectors); None excludes nothing.
+
+        Returns:
+            ``(q,)`` float32 scores; ``-inf`` where no stored vector is left to match.
+        """
+        rows = _as_matrix(queries, self.dim, what="Queries")
+        ids, vecs = self.view()
+        skip = None if exclude is None else _as_ids(exclude)
+        if skip is not None and len(skip) != len(rows):
+            raise VectorIndexError(f"Got {len(rows)} queries but {len(skip)} ids to exclude.")
+        best = np.full(len(rows), -np.inf, dtype=np.float32)
+        if not len(ids):
+            return best
+        step = max(1, _SCAN_BLOCK // len(ids))
+        for start in range(0, len(rows), step):
+            scores = rows[start : start + step] @ vecs.T
+            if skip is not None:
+                scores[skip[start : start + step, None] == ids[None, :]] = -np.inf
+            best[start : start + step] = scores.max(axis=1)
+        return best
 
     def save(self, path: str | os.PathLike[str]) -> None:
         with open(path, "wb") as fh:

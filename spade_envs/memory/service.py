@@ -29,12 +29,76 @@ import numpy as np
 from ..error import SpadeError
 from .embedders import Embedder, default_embedder
 from .index import build_index
+from .novelty import NOVELTY_IGNORES, novelty_score
 from .summary import embedding_text, text_sha256
 
-__all__ = ["HIGH_HINT_GAIN_WIN_RATES", "Memory", "MemoryConfig", "Neighbour", "Novelty"]
+__all__ = [
+    "HIGH_HINT_GAIN_WIN_RATES",
+    "Memory",
+    "MemoryConfig",
+    "Neighbour",
+    "Novelty",
+    "embed_missing",
+]
 
 #: The win-rate band of a useful seed: the agent sometimes wins, sometimes not.
 HIGH_HINT_GAIN_WIN_RATES = (0.15, 0.85)
+
+
+def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        raise SpadeError(
+            f"Embedder {embedder.name} returned shape {vectors.shape} for {len(texts)} texts."
+        )
+    return vectors
+
+
+def embed_missing(
+    registry: Any,
+    embedder: Embedder,
+    *,
+    batch_size: int = 256,
+    progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> int:
+    """Embed and store every version that ``embedder`` has not embedded yet, oldest first.
+
+    The one writer of embeddings: :meth:`Memory.sync` and the corpus browser's
+    background embedding (:meth:`spade_envs.web.vectors.Vectors.start_embedding`) both
+    call it, so each sees the other's vectors. Each batch is stored in one transaction.
+
+    Args:
+        registry: A :class:`spade_envs.registry.Registry`.
+        embedder: The embedder; its ``name`` labels the stored vectors.
+        batch_size: Versions embedded and stored per batch.
+        progress: Called as ``progress(done, total)`` after each batch.
+        stop: Checked before each batch; True ends the work early.
+
+    Returns:
+        How many versions were embedded now.
+    """
+    done = 0
+    total = registry.count() - registry.embedding_count(embedder.name)
+    last_key = 0
+    while stop is None or not stop():
+        batch = registry.without_embedding(embedder.name, after=last_key, limit=batch_size)
+        if not batch:
+            break
+        last_key = batch[-1].key
+        texts = [embedding_text(r.source, r.description, r.skill) for r in batch]
+        vectors = _embed(embedder, texts)
+        registry.put_embeddings(
+            embedder.name,
+            [
+                (r.key, v.tobytes(), vectors.shape[1], text_sha256(t))
+                for r, v, t in zip(batch, vectors, texts)
+            ],
+        )
+        done += len(batch)
+        if progress is not None:
+            progress(done, max(total, done))
+    return done
 
 
 @dataclass(frozen=True)
@@ -105,28 +169,9 @@ class Memory:
         Returns:
             How many versions were embedded now.
         """
-        done = 0
-        total = self.missing()
-        last_key = 0
-        while True:
-            batch = self.registry.without_embedding(
-                self.embedder.name, after=last_key, limit=self.config.batch_size
-            )
-            if not batch:
-                break
-            last_key = batch[-1].key
-            texts = [embedding_text(r.source, r.description, r.skill) for r in batch]
-            vectors = self._embed(texts)
-            self.registry.put_embeddings(
-                self.embedder.name,
-                [
-                    (r.key, v.tobytes(), vectors.shape[1], text_sha256(t))
-                    for r, v, t in zip(batch, vectors, texts)
-                ],
-            )
-            done += len(batch)
-            if progress is not None:
-                progress(done, max(total, done))
+        done = embed_missing(
+            self.registry, self.embedder, batch_size=self.config.batch_size, progress=progress
+        )
         self._load_new()
         return done
 
@@ -135,13 +180,7 @@ class Memory:
         return self.registry.count() - self.registry.embedding_count(self.embedder.name)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-            raise SpadeError(
-                f"Embedder {self.embedder.name} returned shape {vectors.shape} for "
-                f"{len(texts)} texts."
-            )
-        return vectors
+        return _embed(self.embedder, texts)
 
     def _load_new(self) -> None:
         """Add embeddings stored since the last load (by any process) to the index."""
@@ -229,14 +268,17 @@ class Memory:
     def novelty(self, source: str, description: str = "", skill: str = "") -> Novelty:
         """How far new code is from everything stored (1.0: nothing alike; 0.0: the same).
 
+        The definition (shared with the browser's novelty column) is
+        :func:`~spade_envs.memory.novelty.novelty_score` of the similarity to the nearest
+        stored version not in :data:`~spade_envs.memory.novelty.NOVELTY_IGNORES`.
         Versions with identical code are caught earlier by the registry's hash; this
         catches the near-copies a designer produces by renaming things.
         """
         vector = self._embed([embedding_text(source, description, skill)])[0]
-        hits = self._neighbours(vector, 1, lambda record: record.status != "rejected")
+        hits = self._neighbours(vector, 1, lambda record: record.status not in NOVELTY_IGNORES)
         if not hits:
-            return Novelty(1.0, None)
-        return Novelty(max(0.0, 1.0 - hits[0].score), hits[0])
+            return Novelty(float(novelty_score(-np.inf)), None)
+        return Novelty(float(novelty_score(hits[0].score)), hits[0])
 
     def high_hint_gain(
         self, skill: str | None = None, k: int = 2, checkpoint: str | None = None

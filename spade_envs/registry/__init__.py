@@ -17,10 +17,12 @@ from .ids import NAMESPACE, check_name, env_id, parse_env_id
 
 if TYPE_CHECKING:
     from .import_checks import validate_stored
+    from .light import LightRow, PlayRow
     from .migrations import SCHEMA_VERSION
     from .records import Document, EnvRecord, PlayStats, ValidationRecord
-    from .store import SORTS, STATUSES, Registry, default_url
+    from .store import SORTS, STATUSES, Registry
     from .trust import ReservedNameError, UnvalidatedEnvWarning
+    from .urls import default_url, resolve_url
 
 # ``import spade_envs`` installs the gym.make hook, which only needs ``ids``; the store
 # and its records load on first use, keeping the package import cheap.
@@ -33,7 +35,10 @@ _LAZY = {
     "SORTS": "store",
     "STATUSES": "store",
     "Registry": "store",
-    "default_url": "store",
+    "default_url": "urls",
+    "resolve_url": "urls",
+    "LightRow": "light",
+    "PlayRow": "light",
     "ReservedNameError": "trust",
     "UnvalidatedEnvWarning": "trust",
     "validate_stored": "import_checks",
@@ -50,6 +55,8 @@ __all__ = [
     "STATUSES",
     "Document",
     "EnvRecord",
+    "LightRow",
+    "PlayRow",
     "PlayStats",
     "ValidationRecord",
     "Registry",
@@ -59,5 +66,6 @@ __all__ = [
     "default_url",
     "env_id",
     "parse_env_id",
+    "resolve_url",
     "validate_stored",
 ]

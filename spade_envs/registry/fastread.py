@@ -17,17 +17,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from .urls import sqlite_path
+
 __all__ = ["read_env", "read_status", "read_versions", "sqlite_path"]
 
 _local = threading.local()
-
-
-def sqlite_path(url: str) -> str | None:
-    """The file of a ``sqlite:///`` URL, or None for anything else."""
-    if not url.startswith("sqlite:///"):
-        return None
-    path = url[len("sqlite:///") :].split("?", 1)[0]
-    return path if path and path != ":memory:" else None
 
 
 def _connection(path: str) -> sqlite3.Connection | None:

@@ -39,7 +39,7 @@ def _registry_for(url: str) -> Any:
 
 def shared_registry() -> Any:
     """The process-wide :class:`Registry` at :func:`default_url` (opened once per URL)."""
-    from .store import default_url
+    from .urls import default_url
 
     return _registry_for(default_url())
 
@@ -64,7 +64,7 @@ def _prepare(gym_id: str) -> None:
     if namespace != NAMESPACE:
         return
     from .fastread import read_versions
-    from .store import default_url
+    from .urls import default_url
 
     stored = read_versions(default_url(), name)
     if stored:  # the common case, answered without opening the full store
@@ -119,7 +119,7 @@ def _stored(env_id: str) -> tuple[str, str, str]:
     from ..error import UnknownEnvironmentError
     from .fastread import read_env, read_status
     from .ids import parse_env_id
-    from .store import default_url
+    from .urls import default_url
 
     url = default_url()
     key = (url, env_id)

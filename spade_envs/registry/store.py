@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,10 @@ from ..core.metadata import KINDS, ORIGINS, EnvMetadata
 from ..error import SpadeError, UnknownEnvironmentError
 from .attachments import Attachments, _chunks, renamed_regret, validation_row
 from .ids import check_name, env_id, parse_env_id
+from .light import LightRows
 from .migrations import SCHEMA_VERSION, prepare_schema
 from .records import EnvRecord, env_record
+from .urls import default_url, resolve_url
 
 __all__ = ["SCHEMA_VERSION", "SORTS", "STATUSES", "EnvRecord", "Registry", "default_url"]
 
@@ -33,21 +34,13 @@ STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
 SORTS = ("created", "hint_gain", "name")
 
 
-def default_url() -> str:
-    """``SPADE_REGISTRY_URL``, else a SQLite file in the user's data directory."""
-    url = os.environ.get("SPADE_REGISTRY_URL")
-    if url:
-        return url
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return f"sqlite:///{base / 'spade-envs' / 'registry.db'}"
-
-
-class Registry(Attachments):
+class Registry(Attachments, LightRows):
     """A connection to one registry database.
 
     Args:
-        url: SQLAlchemy URL (``sqlite:///path.db`` or ``postgresql+psycopg://...``);
-            defaults to :func:`default_url`.
+        url: SQLAlchemy URL (``sqlite:///path.db`` or ``postgresql+psycopg://...``) or a
+            SQLite file path; defaults to :func:`default_url` (see
+            :func:`~spade_envs.registry.urls.resolve_url`).
     """
 
     def __init__(self, url: str | None = None):
@@ -55,7 +48,7 @@ class Registry(Attachments):
         from sqlalchemy.exc import SQLAlchemyError
         from sqlmodel import create_engine
 
-        self.url = url or default_url()
+        self.url = resolve_url(url)
         kwargs: dict[str, Any] = {}
         if self.url.startswith("sqlite"):
             path = self.url.split("///", 1)[-1]

@@ -114,10 +114,10 @@ class RunComponents:
 
 def registry_url(config: SelfPlayConfig, run_dir: Path) -> str:
     """``SPADE_REGISTRY_URL``, else ``config.registry_url``, else ``RUN_DIR/registry.db``."""
-    return (
-        os.environ.get("SPADE_REGISTRY_URL")
-        or config.registry_url
-        or f"sqlite:///{(run_dir / 'registry.db').resolve()}"
+    from ..registry.urls import resolve_url
+
+    return resolve_url(
+        os.environ.get("SPADE_REGISTRY_URL") or config.registry_url or run_dir / "registry.db"
     )
 
 

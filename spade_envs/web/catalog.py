@@ -3,8 +3,9 @@
 Filtering, sorting, faceting, paging and full-text search over a large corpus in SQL
 would read each version's code on SQLite (the description is stored after the source
 in the row) and aggregate play statistics on every request. The catalog reads the
-light columns once (about 1.5 s for 100,000 versions here), then keeps up in the
-background: new versions by key, statuses by a covering-index scan, play statistics
+registry's bulk light rows (:meth:`~spade_envs.registry.Registry.light_rows` and its
+siblings; no SQL lives here) once (about 1.5 s for 100,000 versions here), then keeps
+up in the background: new versions by key, statuses by a covering-index scan, play statistics
 when their signature changes. Pages read an immutable :class:`Snapshot`; a refresh
 builds a new one and swaps it in, so readers never see half an update.
 
@@ -13,7 +14,6 @@ The environment page itself always reads the registry directly (never stale).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import threading
@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from ..registry.ids import env_id
-from . import queries
 
 __all__ = ["FACETS", "Catalog", "Snapshot"]
 
@@ -182,13 +181,13 @@ class Catalog:
     # ----- new versions -----------------------------------------------------------------
     def _with_new_versions(self, old: Snapshot, progress: Callable[[int], None] | None) -> Snapshot:
         after = int(old.keys[-1]) if len(old) else 0
-        rows: list[tuple[Any, ...]] = []
+        rows: list[Any] = []  # spade_envs.registry.LightRow
         while True:
-            batch = queries.environment_batch(self.registry.engine, after, _BATCH)
+            batch = self.registry.light_rows(after, _BATCH)
             if not batch:
                 break
             rows.extend(batch)
-            after = int(batch[-1][0])
+            after = batch[-1].key
             if progress is not None:
                 progress(len(old) + len(rows))
         if not rows:
@@ -212,35 +211,26 @@ class Catalog:
             status,
             made,
             text,
-            parents_json,
+            refs,
             suite,
         ) in enumerate(rows):
             pos = len(old) + offset
-            for facet, value in zip(FACETS, (skill or "", kind, origin, status, suite or "")):
+            for facet, value in zip(FACETS, (skill, kind, origin, status, suite)):
                 code = lookup[facet].get(value)
                 if code is None:
                     code = lookup[facet][value] = len(vocab[facet])
                     vocab[facet].append(value)
                 new_codes[facet].append(code)
-            keys.append(int(key))
-            versions.append(int(version))
-            created.append(queries.to_epoch(made))
+            keys.append(key)
+            versions.append(version)
+            created.append(made)
             names.append(name)
-            text = text or ""
             flat = " ".join(text.split())
             summaries.append(
                 flat if len(flat) <= _SUMMARY_CHARS else flat[: _SUMMARY_CHARS - 1] + "…"
             )
             ident = f"spade/{name}-v{version}"  # stored names are valid: no re-check
-            haystacks.append(f"{ident.lower()} {_spaced(name)} {skill or ''} {flat.lower()}")
-            refs: tuple[str, ...] = ()
-            if parents_json and parents_json != "[]":
-                try:
-                    listed = json.loads(parents_json)
-                except ValueError:
-                    listed = []
-                if isinstance(listed, list):
-                    refs = tuple(str(p) for p in listed if isinstance(p, str) and p)
+            haystacks.append(f"{ident.lower()} {_spaced(name)} {skill} {flat.lower()}")
             if refs:
                 parents[pos] = refs
                 for ref in refs:
@@ -275,12 +265,12 @@ class Catalog:
         # Reading every status costs ~0.1 s of Python at 100,000 versions; counting them
         # runs inside SQLite. A change of status changes the counts, so the full read
         # happens only then (and every STATUS_RECHECK_S, for two changes that cancel out).
-        counts = queries.status_counts(self.registry.engine)
+        counts = self.registry.status_counts()
         due = self._clock() - self._statuses_read >= STATUS_RECHECK_S
         if not grew and not due and counts == snap.facet_counts("status"):
             return snap
         self._statuses_read = self._clock()
-        rows = queries.statuses(self.registry.engine)
+        rows = self.registry.statuses()
         keys = np.fromiter((k for k, _ in rows), dtype=np.int64, count=len(rows))
         vocab = list(snap.vocab["status"])
         lookup = {v: i for i, v in enumerate(vocab)}
@@ -306,10 +296,10 @@ class Catalog:
 
     # ----- play statistics ----------------------------------------------------------------
     def _with_play_stats(self, snap: Snapshot, force: bool) -> Snapshot:
-        signature = queries.play_signature(self.registry.engine)
+        signature = self.registry.play_signature()
         if signature == self._play_signature and not force:
             return snap
-        rows = queries.play_rows(self.registry.engine)
+        rows = self.registry.play_rows()
         n = len(snap)
         hint_gain = np.full(n, np.nan)
         win = np.full(n, np.nan)

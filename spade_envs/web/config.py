@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..error import SpadeError
+from ..registry.urls import resolve_url, sqlite_path
 from .security import is_loopback
 
 __all__ = ["ServeConfig", "registry_url"]
@@ -16,10 +17,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{16,256}")
 
 
 def registry_url(value: str | None) -> str | None:
-    """A registry URL from a URL or a SQLite file path (None: the default registry)."""
-    if value is None or "://" in value:
-        return value
-    return f"sqlite:///{Path(value).expanduser().resolve()}"
+    """A registry URL from a URL or a SQLite file path, by the registry's one resolver
+    (:func:`spade_envs.registry.urls.resolve_url`); None stays None (the default registry)."""
+    return None if value is None else resolve_url(value)
 
 
 @dataclass(frozen=True)
@@ -80,13 +80,12 @@ class ServeConfig:
                 "SPADE_WEB_TOKEN), or listen on 127.0.0.1."
             )
         url = registry_url(self.registry_url)
-        if url is not None and url.startswith("sqlite:///"):
-            path = url.removeprefix("sqlite:///")
-            if path not in ("", ":memory:") and not Path(path).is_file():
-                raise SpadeError(
-                    f"There is no registry at {path}; check the path (the browser only reads, "
-                    "it does not create one)."
-                )
+        path = sqlite_path(url) if url is not None else None
+        if path is not None and not Path(path).is_file():
+            raise SpadeError(
+                f"There is no registry at {path}; check the path (the browser does not "
+                "create one)."
+            )
         if self.runs_dir is not None and not Path(self.runs_dir).is_dir():
             raise SpadeError(f"runs_dir {self.runs_dir!r} is not a directory.")
         if self.embedder not in ("auto", "hashing", "minilm"):

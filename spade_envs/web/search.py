@@ -348,10 +348,15 @@ class Searcher:
             notes.append(vectors.problem)
         missing = len(snap) - len(vectors)
         if missing > 0:
+            progress = vectors.embedding_progress()
             notes.append(
-                f"{missing:,} of {len(snap):,} versions have no {vectors.model} embedding and "
-                "cannot be found by meaning; `spade-envs search --embedder hashing ...` (or "
-                "Memory.sync) embeds them."
+                f"{missing:,} of {len(snap):,} versions have no {vectors.model} embedding yet "
+                "and cannot be found by meaning; "
+                + (
+                    f"embedding them failed: {progress.error}"
+                    if progress.error
+                    else "the server embeds them in the background."
+                )
             )
         out = []
         for key, score in hits:

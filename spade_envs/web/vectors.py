@@ -1,20 +1,26 @@
-"""The registry's stored embeddings, read once: semantic search, novelty and the map.
+"""The registry's embeddings, kept by the server: semantic search, novelty and the map.
 
-The vectors are those the designer's memory stored (``Memory.sync``); the browser
-never writes any. It keeps one float32 matrix per process and uses it three ways:
+The server embeds every version itself: :meth:`Vectors.start_embedding` starts a
+background thread that embeds what has no vector yet (at start, then whenever versions
+arrive, looking every ``refresh_s``), with the memory's one writer of embeddings
+(:func:`spade_envs.memory.embed_missing`, which ``Memory.sync`` uses too: the designer's
+memory and the browser share the vectors). :meth:`Vectors.embedding_progress` says how far
+it got, and why it stopped if it failed. The vectors are kept in one of the memory's
+vector indexes (:class:`~spade_envs.memory.ExactIndex`) and used three ways:
 
-- **semantic search**: the query is embedded by the same embedder and compared with
-  every vector (exact inner product; a few milliseconds at 100,000);
-- **novelty**: 1 - cosine similarity to the nearest *other* version, the quantity the
-  designer's novelty check uses. Exact up to :data:`EXACT_NOVELTY_LIMIT` versions; above
-  that, each vector is compared with the members of its two nearest spherical k-means
-  clusters (an approximation that can only overstate novelty). Computed in the
-  background, then kept up to date exactly as new vectors arrive;
+- **semantic search** and **similar versions**: the query (or a version's vector) is
+  compared with every vector (exact inner product; a few milliseconds at 100,000);
+- **novelty**: :func:`spade_envs.memory.novelty_score` of the similarity to the nearest
+  other version (the designer's definition, see :mod:`spade_envs.memory.novelty`),
+  computed in the background by :func:`spade_envs.memory.nearest_other_similarity`
+  (exact up to :data:`spade_envs.memory.EXACT_LIMIT` versions, an IVF index above), then
+  kept up to date exactly as new vectors arrive;
 - **the map**: a 2-D PCA projection.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -26,112 +32,43 @@ from typing import Any
 import numpy as np
 
 from ..error import SpadeError
-from . import queries
+from ..memory.index import ExactIndex
+from ..memory.novelty import (
+    EXACT_LIMIT,
+    NOVELTY_IGNORES,
+    nearest_other_similarity,
+    novelty_score,
+)
 
-__all__ = [
-    "EXACT_NOVELTY_LIMIT",
-    "Clusters",
-    "Vectors",
-    "align",
-    "nearest_other_similarity",
-    "pca_2d",
-]
+__all__ = ["EmbeddingProgress", "Vectors", "align", "pca_2d"]
 
-#: Corpus size up to which novelty and neighbours compare every pair of vectors.
-EXACT_NOVELTY_LIMIT = 12_000
-#: Clusters searched per row above that size.
-PROBES = 3
-_BLOCK = 1024
-
-
-def _exact_nearest(
-    queries_: np.ndarray, base: np.ndarray, self_index: np.ndarray | None
-) -> np.ndarray:
-    """Highest inner product of each query row with the ``base`` rows (its own row excluded)."""
-    best = np.full(len(queries_), -np.inf, dtype=np.float32)
-    for start in range(0, len(queries_), _BLOCK):
-        scores = queries_[start : start + _BLOCK] @ base.T
-        if self_index is not None:
-            rows = np.arange(len(scores))
-            scores[rows, self_index[start : start + _BLOCK]] = -np.inf
-        best[start : start + _BLOCK] = scores.max(axis=1) if scores.shape[1] else -np.inf
-    return best
+_log = logging.getLogger(__name__)
+#: Longest wait between retries after the background embedding failed (seconds).
+MAX_RETRY_S = 300.0
 
 
 @dataclass(frozen=True)
-class Clusters:
-    """Spherical k-means lists over the first ``n`` rows of a matrix (an IVF index).
+class EmbeddingProgress:
+    """How far the server's background embedding got.
 
     Attributes:
-        centroids: ``(k, dim)`` unit centroids.
-        order: Row numbers sorted by cluster; cluster ``c`` is ``order[bounds[c]:bounds[c+1]]``.
-        bounds: ``(k + 1,)`` offsets into ``order``.
-        keys: The keys of the rows clustered (to check they are still the matrix's first rows).
+        embedded: Versions with a stored vector of :attr:`model`.
+        total: Versions in the registry.
+        running: Whether a pass is embedding now.
+        error: Why the last pass failed (None when it did not); the thread retries later.
+        model: The embedder's name (``""`` before one is chosen).
     """
 
-    centroids: np.ndarray
-    order: np.ndarray
-    bounds: np.ndarray
-    keys: np.ndarray
+    embedded: int
+    total: int
+    running: bool
+    error: str | None
+    model: str = ""
 
-    @classmethod
-    def build(cls, matrix: np.ndarray, keys: np.ndarray, seed: int = 0) -> Clusters:
-        from ..memory.kmeans import assign_nearest, spherical_kmeans
-
-        n = len(matrix)
-        rng = np.random.default_rng(seed)
-        k = max(2, int(math.sqrt(n) / 2))
-        sample = matrix[rng.choice(n, size=min(n, 40 * k), replace=False)]
-        centroids = spherical_kmeans(sample, k, iterations=8, rng=rng)
-        home, _ = assign_nearest(matrix, centroids)
-        order = np.argsort(home, kind="stable")
-        bounds = np.searchsorted(home[order], np.arange(len(centroids) + 1))
-        return cls(centroids, order, bounds, keys.copy())
-
-    def members(self, c: int) -> np.ndarray:
-        return self.order[self.bounds[c] : self.bounds[c + 1]]
-
-    def nearest(self, rows: np.ndarray, probes: int) -> np.ndarray:
-        """The ``probes`` nearest clusters of each row (``(len(rows), probes)``)."""
-        probes = min(probes, len(self.centroids))
-        out = np.empty((len(rows), probes), dtype=np.int32)
-        for start in range(0, len(rows), 16_384):
-            scores = rows[start : start + 16_384] @ self.centroids.T
-            out[start : start + 16_384] = np.argpartition(-scores, probes - 1, axis=1)[:, :probes]
-        return out
-
-
-def nearest_other_similarity(
-    matrix: np.ndarray, seed: int = 0, probes: int = PROBES, clusters: Clusters | None = None
-) -> np.ndarray:
-    """For each row of unit vectors, the cosine similarity to its nearest other row.
-
-    Exact below :data:`EXACT_NOVELTY_LIMIT` rows. Above, rows are clustered (spherical
-    k-means, about sqrt(n)/2 clusters; see :class:`Clusters`) and each row is compared
-    with the members of its ``probes`` nearest clusters: the answer can only be lower
-    than the exact one (novelty only overstated), and is exact for nearly every row.
-    """
-    n = len(matrix)
-    if n < 2:
-        return np.full(n, -np.inf, dtype=np.float32)
-    if n <= EXACT_NOVELTY_LIMIT:
-        return _exact_nearest(matrix, matrix, np.arange(n))
-    if clusters is None:
-        clusters = Clusters.build(matrix, np.arange(n), seed)
-    near = clusters.nearest(matrix, probes)
-    best = np.full(n, -np.inf, dtype=np.float32)
-    for c in range(len(clusters.centroids)):
-        members = clusters.members(c)
-        if not len(members):
-            continue
-        asking = np.flatnonzero((near == c).any(axis=1))
-        base = matrix[members]
-        for start in range(0, len(asking), _BLOCK):
-            chunk = asking[start : start + _BLOCK]
-            scores = matrix[chunk] @ base.T
-            scores[chunk[:, None] == members[None, :]] = -np.inf  # a row is not its own neighbour
-            np.maximum.at(best, chunk, scores.max(axis=1))
-    return best
+    @property
+    def complete(self) -> bool:
+        """Every version has a vector."""
+        return self.embedded >= self.total
 
 
 def align(
@@ -189,84 +126,107 @@ def _embedder_for(model: str) -> Any | None:
     return None
 
 
-def _top(loaded: _Loaded, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """The ``k`` best ``(key, score)``, best first (ties: older key first)."""
-    k = min(k, len(scores))
-    if k <= 0:
-        return []
-    top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.lexsort((loaded.keys[top], -scores[top]))]
-    return [(int(loaded.keys[i]), float(scores[i])) for i in top]
-
-
 @dataclass(frozen=True)
 class _Loaded:
-    keys: np.ndarray  # in load order
+    keys: np.ndarray  # in load order (read-only views of the index's rows)
     matrix: np.ndarray
     last_row: int
     generation: int
 
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def _hits(found: list[Any], skip: int | None, k: int) -> list[tuple[int, float]]:
+    return [(int(key), float(score)) for key, score in found if key != skip][:k]
+
 
 class Vectors:
-    """Stored embeddings of one embedder, kept in memory (read-only).
+    """Embeddings of one embedder over a registry, kept in memory and kept complete.
 
     Args:
-        registry: The registry to read.
+        registry: The registry to read (and to write embeddings to).
         embedder: ``auto`` (the stored model with most vectors that can be reproduced
-            here), ``hashing`` or ``minilm``.
-        seed: Seed of the approximate novelty clustering.
-        refresh_s: How often new vectors are looked for when pages ask.
+            here, else MiniLM when installed, else hashing), ``hashing``, ``minilm``, or
+            an :class:`~spade_envs.memory.Embedder` instance.
+        seed: Seed of the approximate novelty index.
+        refresh_s: How often new vectors (and versions to embed) are looked for.
+        batch_size: Versions embedded per batch (one transaction each).
     """
 
     def __init__(
         self,
         registry: Any,
-        embedder: str = "auto",
+        embedder: Any = "auto",
         seed: int = 0,
         refresh_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        batch_size: int = 256,
     ):
-        if embedder not in ("auto", "hashing", "minilm"):
-            raise SpadeError(f"embedder must be auto, hashing or minilm, got {embedder!r}.")
+        if isinstance(embedder, str):
+            if embedder not in ("auto", "hashing", "minilm"):
+                raise SpadeError(f"embedder must be auto, hashing or minilm, got {embedder!r}.")
+            self.kind = embedder
+            self.embedder: Any = None
+        else:
+            self.kind, self.embedder = "instance", embedder
         self.registry = registry
-        self.kind = embedder
         self.seed = seed
         self.refresh_s = refresh_s
+        self.batch_size = batch_size
+        #: Corpus size up to which novelty compares every pair (see ``nearest_other_similarity``).
+        self.exact_limit = EXACT_LIMIT
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._index: ExactIndex | None = None
         self._loaded = _Loaded(np.zeros(0, np.int64), np.zeros((0, 0), np.float32), 0, 0)
         self._checked = -math.inf
-        self.model = ""
-        self.embedder: Any = None
-        # (generation, keys, best similarity to another version) of the last computation
-        self._novelty: tuple[int, np.ndarray, np.ndarray] | None = None
+        self.model = "" if self.embedder is None else self.embedder.name
+        # (generation, status generation, keys, similarity to the nearest other version)
+        self._novelty: tuple[int, int, np.ndarray, np.ndarray] | None = None
         self._novelty_thread: threading.Thread | None = None
-        self._clusters: Clusters | None = None  # made with the novelty, reused by neighbours
+        self._ignored_count = -1
+        self._status_generation = 0
         self._projection: tuple[int, np.ndarray] | None = None
         #: Why semantic search cannot run, when it cannot (shown on the page).
         self.problem = ""
+        self._embed_thread: threading.Thread | None = None
+        self._embed_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._progress = EmbeddingProgress(0, 0, False, None, self.model)
+        self._progress_read = -math.inf
 
     # ----- loading ----------------------------------------------------------------------
     def _choose(self) -> None:
-        from ..memory.embedders import HashingEmbedder, default_embedder
+        from ..memory.embedders import default_embedder
 
+        if self.kind == "instance":
+            return
         if self.kind != "auto":
             self.embedder = default_embedder(self.kind)
             self.model = self.embedder.name
             return
-        counts = queries.embedding_models(self.registry.engine)
+        counts = self.registry.embedding_models()
         for model, _count in sorted(counts.items(), key=lambda kv: -kv[1]):
             embedder = _embedder_for(model)
             if embedder is not None:
                 self.embedder, self.model = embedder, model
+                self.problem = ""
                 return
-        self.embedder = HashingEmbedder()
+        self.embedder = default_embedder("auto")
         self.model = self.embedder.name
         if counts:
             self.problem = (
                 f"The stored embeddings ({', '.join(counts)}) need an embedder that is not "
-                "installed here; install spade-envs[memory] for MiniLM."
+                f"installed here; the server embeds every version with {self.model} instead "
+                "(install spade-envs[memory] for MiniLM)."
             )
+
+    def _ensure_embedder(self) -> None:
+        with self._lock:
+            if self.embedder is None or (len(self._loaded.keys) == 0 and self.kind == "auto"):
+                self._choose()
 
     def refresh(self, force: bool = False) -> _Loaded:
         """Load vectors stored since the last call (at most every ``refresh_s``)."""
@@ -274,34 +234,38 @@ class Vectors:
             return self._loaded
         with self._lock:
             self._checked = self._clock()
-            if self.embedder is None or (len(self._loaded.keys) == 0 and self.kind == "auto"):
-                self._choose()
+            self._ensure_embedder()
+            self._note_statuses()
             loaded = self._loaded
-            blocks, keys = [], []
-            last = loaded.last_row
+            last, added = loaded.last_row, 0
             while True:
-                rows = queries.vector_batch(self.registry.engine, self.model, last, 50_000)
+                rows = self.registry.embeddings(self.model, after=last, limit=50_000)
                 if not rows:
                     break
-                keys.append(np.fromiter((k for _, k, _ in rows), np.int64, len(rows)))
-                flat = np.frombuffer(b"".join(b for _, _, b in rows), np.float32)
-                blocks.append(flat.reshape(len(rows), -1))
-                last = rows[-1][0]
-            if not keys:
+                keys = np.fromiter((k for _, k, _, _ in rows), np.int64, len(rows))
+                flat = np.frombuffer(b"".join(b for _, _, b, _ in rows), np.float32)
+                block = flat.reshape(len(rows), -1)
+                if self._index is None:
+                    self._index = ExactIndex(block.shape[1])
+                self._index.add(keys, block)  # a re-embedded version: the new vector wins
+                last, added = rows[-1][0], added + len(rows)
+            if not added:
                 return loaded
-            all_keys = np.concatenate([loaded.keys, *keys])
-            parts = ([loaded.matrix] if len(loaded.keys) else []) + blocks
-            matrix = np.ascontiguousarray(np.concatenate(parts))
-            if len(np.unique(all_keys)) < len(all_keys):  # re-embedded versions: last wins
-                _, first_from_end = np.unique(all_keys[::-1], return_index=True)
-                keep = np.sort(len(all_keys) - 1 - first_from_end)
-                all_keys, matrix = all_keys[keep], matrix[keep]
-            self._loaded = _Loaded(all_keys, matrix, last, loaded.generation + 1)
-            self.problem = self.problem if self.kind == "auto" else ""
+            ids, matrix = self._index.view()  # type: ignore[union-attr]
+            self._loaded = _Loaded(ids, matrix, last, loaded.generation + 1)
             return self._loaded
+
+    def _note_statuses(self) -> None:
+        """Count the versions novelty ignores; a change makes novelty stale."""
+        counts = self.registry.status_counts()
+        ignored = sum(counts.get(status, 0) for status in NOVELTY_IGNORES)
+        if ignored != self._ignored_count:
+            self._ignored_count = ignored
+            self._status_generation += 1
 
     def warm(self) -> None:
         """Load the query embedder now (MiniLM takes seconds), not on the first search."""
+        self._ensure_embedder()
         if self.embedder is not None:
             self.embedder.embed(["warm up"])
 
@@ -312,90 +276,198 @@ class Vectors:
     def generation(self) -> int:
         return self._loaded.generation
 
+    # ----- embedding in the background ---------------------------------------------------
+    def start_embedding(self) -> bool:
+        """Embed, in a background thread, every version without a vector, now and
+        whenever versions arrive (checked every ``refresh_s``).
+
+        Safe to call again: a running thread is left alone. Failures do not stop the
+        server: they are logged, shown in :meth:`embedding_progress`, and retried after
+        ``refresh_s``, doubling up to :data:`MAX_RETRY_S`.
+
+        Returns:
+            True when a thread was started now, False when one was already running.
+        """
+        with self._embed_lock:
+            if self._embed_thread is not None and self._embed_thread.is_alive():
+                return False
+            self._stop.clear()
+            self._embed_thread = threading.Thread(
+                target=self._embed_loop, name="spade-web-embedding", daemon=True
+            )
+            self._embed_thread.start()
+            return True
+
+    def stop_embedding(self, timeout: float = 30.0) -> None:
+        """Stop the background embedding (after the batch in progress) and wait for it."""
+        self._stop.set()
+        thread = self._embed_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    close = stop_embedding
+
+    def embedding_progress(self) -> EmbeddingProgress:
+        """How many versions have a vector of :attr:`model`, out of how many; whether the
+        background embedding runs now, and its last error."""
+        thread = self._embed_thread
+        if thread is None or not thread.is_alive():
+            if self._clock() - self._progress_read >= self.refresh_s:
+                self._progress_read = self._clock()
+                try:
+                    self._count(running=False, error=self._progress.error)
+                except Exception as exc:  # a database hiccup must not break a page
+                    self._progress = self._with(error=f"counting embeddings failed: {exc}")
+        return self._progress
+
+    def wait_for_embeddings(self, timeout: float = 60.0) -> bool:
+        """Block until every version has a stored vector and it is loaded (for tests and
+        benchmarks); True when that happened within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._ensure_embedder()
+            total = self.registry.count()
+            if self.registry.embedding_count(self.model) >= total:
+                if len(self.refresh(force=True)) >= total:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            self._stop.wait(0.05)
+
+    def _with(self, **changes: Any) -> EmbeddingProgress:
+        from dataclasses import replace
+
+        return replace(self._progress, **changes)
+
+    def _count(self, running: bool, error: str | None) -> EmbeddingProgress:
+        self._ensure_embedder()
+        total = self.registry.count()
+        embedded = self.registry.embedding_count(self.model)
+        self._progress = EmbeddingProgress(embedded, total, running, error, self.model)
+        return self._progress
+
+    def _embed_loop(self) -> None:
+        from ..memory.service import embed_missing
+
+        delay = self.refresh_s
+        while not self._stop.is_set():
+            try:
+                counted = self._count(running=False, error=self._progress.error)
+                if not counted.complete:
+                    self._progress = self._with(running=True)
+                    embed_missing(
+                        self.registry,
+                        self.embedder,
+                        batch_size=self.batch_size,
+                        progress=self._advance(counted.embedded),
+                        stop=self._stop.is_set,
+                    )
+                    self.refresh(force=True)  # search covers them at once
+                    self._count(running=False, error=None)
+                elif counted.error is not None:
+                    self._progress = self._with(error=None)
+                delay = self.refresh_s
+            except Exception as exc:  # an embedder or database failure must not stop serving
+                message = f"embedding with {self.model or 'the embedder'} failed: {exc}"
+                _log.error("%s (retrying in %.0f s)", message, delay, exc_info=True)
+                self._progress = self._with(running=False, error=message)
+                self._stop.wait(delay)
+                delay = min(MAX_RETRY_S, delay * 2)
+                continue
+            self._stop.wait(delay)
+        self._progress = self._with(running=False)
+
+    def _advance(self, before: int) -> Callable[[int, int], None]:
+        def progress(done: int, _total: int) -> None:
+            self._progress = self._with(embedded=before + done)
+
+        return progress
+
     # ----- search -----------------------------------------------------------------------
     def search(self, text: str, k: int) -> list[tuple[int, float]]:
         """The ``k`` versions nearest to ``text``: ``(key, cosine similarity)``, best first."""
-        loaded = self.refresh()
-        if not len(loaded.keys) or self.embedder is None:
+        self.refresh()
+        index = self._index
+        if index is None or not len(index) or self.embedder is None:
             return []
         query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
-        if query.shape[0] != loaded.matrix.shape[1]:
+        if query.shape[0] != index.dim:
             raise SpadeError(
                 f"The query embedding has {query.shape[0]} dimensions but the stored vectors "
-                f"have {loaded.matrix.shape[1]}; they come from different embedders."
+                f"have {index.dim}; they come from different embedders."
             )
         if not query.any():
             return []
-        return _top(loaded, loaded.matrix @ query, k)
+        return _hits(index.search(query, k)[0], None, k)
 
     def neighbours(self, key: int, k: int) -> list[tuple[int, float]] | None:
         """The ``k`` versions nearest to the stored version ``key`` (itself left out), or
         None when it has no stored vector."""
-        loaded = self.refresh()
-        where = np.flatnonzero(loaded.keys == key)
-        if not len(where):
+        self.refresh()
+        index = self._index
+        if index is None or key not in index:
             return None
-        query = loaded.matrix[where[-1]]
-        clusters = self._clusters
-        n = len(clusters.keys) if clusters is not None else 0
-        if clusters is None or not np.array_equal(clusters.keys, loaded.keys[:n]):
-            scores = loaded.matrix @ query  # small corpus, or clusters still being made
-            scores[where] = -np.inf
-            return [hit for hit in _top(loaded, scores, k) if np.isfinite(hit[1])]
-        # The members of the nearest clusters, and every row added since they were made.
-        probed = clusters.nearest(query[None, :], PROBES)[0]
-        rows = np.concatenate(
-            [*(clusters.members(int(c)) for c in probed), np.arange(n, len(loaded.keys))]
-        )
-        scores = np.full(len(loaded.keys), -np.inf, dtype=np.float32)
-        scores[rows] = loaded.matrix[rows] @ query
-        scores[where] = -np.inf
-        return [hit for hit in _top(loaded, scores, k) if np.isfinite(hit[1])]
+        return _hits(index.search(index.get(key), k + 1)[0], key, k)
 
     # ----- novelty ----------------------------------------------------------------------
     def novelty(self) -> tuple[np.ndarray, np.ndarray, bool]:
         """``(keys, novelty of each, up to date)``; starts a computation in the background
-        when the vectors changed since the last one (until the first is done, no keys)."""
+        when the vectors (or the versions novelty ignores) changed since the last one
+        (until the first is done, no keys)."""
         loaded = self.refresh()
         done = self._novelty
-        current = done is not None and done[0] == loaded.generation
+        status_generation = self._status_generation
+        current = done is not None and done[:2] == (loaded.generation, status_generation)
         if (
             not current
             and len(loaded.keys)
             and (self._novelty_thread is None or not self._novelty_thread.is_alive())
         ):
             self._novelty_thread = threading.Thread(
-                target=self._compute_novelty, args=(loaded,), name="spade-web-novelty", daemon=True
+                target=self._compute_novelty,
+                args=(loaded, status_generation),
+                name="spade-web-novelty",
+                daemon=True,
             )
             self._novelty_thread.start()
         if done is None:
             return np.zeros(0, np.int64), np.zeros(0), False
-        values = 1.0 - done[2].astype(np.float64)
-        values[~np.isfinite(values)] = 1.0  # alone in the corpus: nothing alike
-        return done[1], np.clip(values, 0.0, 2.0), current
+        return done[2], np.asarray(novelty_score(done[3])), current
 
-    def _compute_novelty(self, loaded: _Loaded) -> None:
+    def _compute_novelty(self, loaded: _Loaded, status_generation: int) -> None:
+        ignored = np.asarray(
+            [k for k, status in self.registry.statuses() if status in NOVELTY_IGNORES], np.int64
+        )
+        candidates = ~np.isin(loaded.keys, ignored)
         previous = self._novelty
         n = len(loaded.keys)
-        old_n = 0 if previous is None else len(previous[1])
+        old_n = 0 if previous is None else len(previous[2])
         if (
             previous is not None
+            and previous[1] == status_generation
             and 0 < old_n < n
             and n - old_n <= max(1000, n // 4)
-            and np.array_equal(previous[1], loaded.keys[:old_n])
+            and np.array_equal(previous[2], loaded.keys[:old_n])
         ):
-            # Only new vectors: compare them with everything, and everything old with them.
-            new = loaded.matrix[old_n:]
-            best_new = _exact_nearest(new, loaded.matrix, np.arange(old_n, n))
-            best_old = np.maximum(previous[2], _exact_nearest(loaded.matrix[:old_n], new, None))
-            best = np.concatenate([best_old, best_new])
+            # Only new vectors: compare them with every candidate, and the old with them.
+            dim = loaded.matrix.shape[1]
+            everyone = ExactIndex(dim, capacity=int(candidates.sum()))
+            everyone.add(loaded.keys[candidates], loaded.matrix[candidates])
+            new_keys, new_rows = loaded.keys[old_n:], loaded.matrix[old_n:]
+            best_new = everyone.max_scores(new_rows, exclude=new_keys)
+            fresh = ExactIndex(dim)
+            fresh.add(new_keys[candidates[old_n:]], new_rows[candidates[old_n:]])
+            best_old = fresh.max_scores(loaded.matrix[:old_n], exclude=loaded.keys[:old_n])
+            best = np.concatenate([np.maximum(previous[3], best_old), best_new])
         else:
-            clusters = None
-            if n > EXACT_NOVELTY_LIMIT:
-                clusters = Clusters.build(loaded.matrix, loaded.keys, self.seed)
-            best = nearest_other_similarity(loaded.matrix, self.seed, clusters=clusters)
-            self._clusters = clusters
-        self._novelty = (loaded.generation, loaded.keys, best)
+            best = nearest_other_similarity(
+                loaded.matrix,
+                loaded.keys,
+                candidates=candidates,
+                exact_limit=self.exact_limit,
+                seed=self.seed,
+            )
+        self._novelty = (loaded.generation, status_generation, loaded.keys, best)
 
     def wait_for_novelty(self, timeout: float = 60.0) -> bool:
         """Block until novelty is up to date (tests and the benchmark); True when it is."""

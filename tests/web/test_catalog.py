@@ -11,7 +11,6 @@ import pytest
 from spade_envs import describe, seed_class
 from spade_envs.registry import Registry
 from spade_envs.seeds import seed_source
-from spade_envs.web import queries
 from spade_envs.web.catalog import Catalog
 from spade_envs.web.params import HTTPError, Params
 from spade_envs.web.search import ListQuery, Searcher, parse_list_query
@@ -98,18 +97,28 @@ def test_status_changes_are_seen_even_when_they_cancel_out(filled):
     assert snap.value("status", pos[ids["Nim"]]) == "validated"
 
 
-def test_queries_module_reads_without_writing(filled):
+LIGHT = ("light_rows", "statuses", "status_counts", "play_signature", "play_rows")
+
+
+class OnlyLightRows:
+    """A registry that offers the light-rows methods and nothing else (no engine)."""
+
+    def __init__(self, registry):
+        self._registry, self.calls = registry, []
+
+    def __getattr__(self, name):
+        if name not in LIGHT:
+            raise AttributeError(f"the catalog used Registry.{name}")
+        self.calls.append(name)
+        return getattr(self._registry, name)
+
+
+def test_the_catalog_reads_only_the_registrys_light_rows(filled):
     registry, ids = filled
-    rows = queries.environment_batch(registry.engine, 0, 3)
-    assert [r[0] for r in rows] == sorted(r[0] for r in rows) and len(rows) == 3
-    assert rows[0][7] is not None and not math.isnan(queries.to_epoch(rows[0][7]))
-    assert len(queries.play_rows(registry.engine)) == 5
-    assert queries.status_counts(registry.engine) == {
-        "validated": 7, "candidate": 1, "retired": 1, "rejected": 1
-    }  # fmt: skip
-    embed(registry)
-    assert queries.embedding_models(registry.engine) == {"hashing-384-v1": registry.count()}
-    assert len(queries.vector_batch(registry.engine, "hashing-384-v1", 0, 4)) == 4
+    light = OnlyLightRows(registry)
+    snap = Catalog(light).refresh()
+    assert len(snap) == len(SEEDS) + 2 and set(light.calls) == set(LIGHT)
+    assert snap.env_id(len(snap) - 1) == ids["EvilMarkup"]
 
 
 def test_list_filters_sorts_pages_and_counts_facets(filled):
@@ -200,9 +209,7 @@ def test_list_parameters_are_checked_against_the_catalog(filled):
         HTTPError, match="skill must be one of: .*got 'logik'. Did you mean 'logic'"
     ):
         parse(skill="logik")
-    with pytest.raises(
-        HTTPError, match=r"hint_gain_min \(0.5\) is above hint_gain_max \(0.1\)"
-    ):
+    with pytest.raises(HTTPError, match=r"hint_gain_min \(0.5\) is above hint_gain_max \(0.1\)"):
         parse(hint_gain_min="0.5", hint_gain_max="0.1")
     with pytest.raises(HTTPError, match="sort=relevance needs a search"):
         parse(sort="relevance")
@@ -244,19 +251,28 @@ def test_an_empty_registry_then_its_first_version(tmp_path):
     registry.close()
 
 
-def test_neighbours_use_the_novelty_clusters_on_a_large_corpus(filled, monkeypatch):
-    from spade_envs.web import vectors as vectors_module
-
+def test_the_server_embeds_what_memory_did_not_and_search_covers_it(filled):
     registry, ids = filled
-    embed(registry)
-    monkeypatch.setattr(vectors_module, "EXACT_NOVELTY_LIMIT", 3)  # "large" from 4 versions
-    vectors = Vectors(registry)
-    assert vectors.wait_for_novelty()
-    assert vectors._clusters is not None
-    key = registry.get(ids["NumberGuess"]).key
-    nearest = vectors.neighbours(key, 3)
-    assert nearest[0][0] == registry.get(ids["NumberGuessHarder"]).key
-    exact = Vectors(registry)
-    exact.refresh()
-    [(exact_key, exact_score)] = exact.neighbours(key, 1)  # exact (no clusters yet) agrees
-    assert exact_key == nearest[0][0] and exact_score == pytest.approx(nearest[0][1], abs=1e-5)
+    embed(registry)  # the designer's memory embedded these...
+    meta = dataclasses.replace(describe(seed_class("Chomp")), origin="imported")
+    new = registry.register(seed_source("Chomp"), meta, status="validated")  # ...not this
+    snap = Catalog(registry).refresh()
+    vectors = Vectors(registry, refresh_s=0.01)  # "auto": the stored hashing model
+    vectors.refresh(force=True)
+    assert vectors.model == "hashing-384-v1" and len(vectors) == len(snap) - 1
+    searcher = Searcher(vectors)
+    query = ListQuery(q="take squares from a chocolate bar", mode="semantic", sort="relevance")
+    assert any("have no hashing-384-v1 embedding" in n for n in searcher.run(snap, query).notes)
+    vectors.start_embedding()
+    try:
+        assert vectors.wait_for_embeddings()
+        result = Searcher(vectors).run(snap, query)
+        assert ids_of(snap, result)[0] == new.id and not result.notes
+        assert result.total == len(snap)  # every version can be found by meaning
+        nearest = vectors.neighbours(new.key, len(snap))
+        assert len(nearest) == len(snap) - 1
+        assert vectors.wait_for_novelty()
+        novelty, current, _ = Searcher(vectors).novelty(snap)
+        assert current and np.isfinite(novelty).all()
+    finally:
+        vectors.stop_embedding()

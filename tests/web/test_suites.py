@@ -12,7 +12,6 @@ import pytest
 from spade_envs import describe, seed_class
 from spade_envs.registry import Registry
 from spade_envs.seeds import seed_source
-from spade_envs.web import queries
 from spade_envs.web.catalog import Catalog
 from spade_envs.web.config import ServeConfig
 from spade_envs.web.params import HTTPError, Params
@@ -100,8 +99,8 @@ def client(server):
 
 def test_the_catalog_reads_the_suite_column(suite_registry):
     ids = suite_registry.ids
-    row = queries.environment_batch(suite_registry.engine, 0, 100)[-1]
-    assert len(row) == 11 and row[10] == "reasoning-gym"
+    row = suite_registry.light_rows(0, 100)[-1]
+    assert len(row) == 11 and row.suite == "reasoning-gym"
     snap = Catalog(suite_registry).refresh()
     assert snap.facet_counts("suite") == {"": 10, "rlve": 1, "reasoning-gym": 1}
     assert snap.choices("suite") == ["reasoning-gym", "rlve"]  # no suite is no choice

@@ -1,12 +1,29 @@
-"""Novelty and the map's projection over unit vectors (no registry needed)."""
+"""The server's vectors: background embedding, search, novelty and the map."""
 
 from __future__ import annotations
+
+import dataclasses
+import logging
+import time
 
 import numpy as np
 import pytest
 
-from spade_envs.web import vectors as vectors_module
-from spade_envs.web.vectors import _exact_nearest, align, nearest_other_similarity, pca_2d
+from spade_envs import describe, seed_class
+from spade_envs.memory import (
+    Embedder,
+    HashingEmbedder,
+    Memory,
+    MemoryConfig,
+    nearest_other_similarity,
+    novelty_score,
+)
+from spade_envs.registry import Registry
+from spade_envs.seeds import seed_source
+from spade_envs.web.vectors import EmbeddingProgress, Vectors, align, pca_2d
+
+NAMES = ("NumberGuess", "Mastermind", "MazeExplore", "Nim", "LightsOut", "FlightBooking")
+MODEL = HashingEmbedder().name
 
 
 def unit_rows(n: int, dim: int = 32, clusters: int = 12, seed: int = 0) -> np.ndarray:
@@ -16,42 +33,172 @@ def unit_rows(n: int, dim: int = 32, clusters: int = 12, seed: int = 0) -> np.nd
     return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
-def brute_force(matrix: np.ndarray) -> np.ndarray:
-    scores = matrix @ matrix.T
-    np.fill_diagonal(scores, -np.inf)
-    return scores.max(axis=1)
+def register(registry, name, status="validated", copy_of=None):
+    if copy_of is None:
+        return registry.register(seed_source(name), describe(seed_class(name)), status=status)
+    meta = dataclasses.replace(describe(seed_class(copy_of)), name=name)
+    source = seed_source(copy_of).replace(f"class {copy_of}(", f"class {name}(")
+    return registry.register(source, meta, status=status)
 
 
-def test_exact_novelty_matches_brute_force():
-    matrix = unit_rows(300)
-    assert np.allclose(nearest_other_similarity(matrix), brute_force(matrix), atol=1e-5)
-    assert nearest_other_similarity(matrix[:1])[0] == -np.inf
+@pytest.fixture
+def fresh(registry_url):
+    """A registry of a few seeds and no embeddings at all."""
+    registry = Registry(registry_url)
+    for name in NAMES:
+        register(registry, name)
+    yield registry
+    registry.close()
 
 
-def test_approximate_novelty_never_overstates_similarity_and_is_mostly_exact(monkeypatch):
-    matrix = unit_rows(3000)
-    monkeypatch.setattr(vectors_module, "EXACT_NOVELTY_LIMIT", 100)
-    approx = nearest_other_similarity(matrix, seed=1)
-    exact = brute_force(matrix)
-    assert (approx <= exact + 1e-5).all()
-    assert np.isclose(approx, exact, atol=1e-5).mean() > 0.95
-    assert np.isfinite(approx).all()
+def until(condition, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
 
 
-def test_duplicates_have_zero_novelty():
-    matrix = unit_rows(50)
-    matrix = np.vstack([matrix, matrix[:1]])
-    best = nearest_other_similarity(matrix)
-    assert best[0] == pytest.approx(1.0, abs=1e-5) and best[-1] == pytest.approx(1.0, abs=1e-5)
+def test_a_fresh_registry_is_embedded_in_the_background_and_new_versions_too(fresh):
+    vectors = Vectors(fresh, embedder="hashing", refresh_s=0.05, batch_size=4)
+    try:
+        assert len(vectors.refresh(force=True)) == 0 and vectors.search("maze", 5) == []
+        assert vectors.embedding_progress() == EmbeddingProgress(0, len(NAMES), False, None, MODEL)
+        assert vectors.start_embedding() is True
+        assert vectors.start_embedding() is False  # safe to call twice: one thread
+        assert vectors.wait_for_embeddings(timeout=30)
+        assert until(lambda: not vectors.embedding_progress().running)
+        progress = vectors.embedding_progress()
+        assert progress == EmbeddingProgress(len(NAMES), len(NAMES), False, None, MODEL)
+        assert progress.complete and len(vectors) == len(NAMES) == fresh.embedding_count(MODEL)
+        keys = {r.key for r in fresh.iter_records()}
+        maze = fresh.get("spade/MazeExplore-v1").key
+        assert vectors.search("explore a maze grid, find the exit", 1)[0][0] == maze
+        assert {k for k, _ in vectors.search("anything", 100)} == keys  # search covers all
+        assert {k for k, _ in vectors.neighbours(maze, 100)} == keys - {maze}
+        assert vectors.wait_for_novelty()
+        assert set(vectors.novelty()[0].tolist()) == keys
+        # A version registered later is embedded without anyone asking.
+        new = register(fresh, "NumberGuessCopy", copy_of="NumberGuess")
+        assert until(lambda: vectors.neighbours(new.key, 1) is not None)
+        assert vectors.neighbours(new.key, 1)[0][0] == fresh.get("spade/NumberGuess-v1").key
+        assert new.key in {k for k, _ in vectors.search("guess the hidden number", 3)}
+        assert until(lambda: vectors.embedding_progress().embedded == len(NAMES) + 1)
+        assert vectors.embedding_progress().total == len(NAMES) + 1
+        assert vectors.wait_for_novelty() and new.key in vectors.novelty()[0]
+        # They were written with the memory's API: the designer's memory has nothing to do.
+        memory = Memory(fresh, MemoryConfig(index="exact"), embedder=HashingEmbedder())
+        assert memory.missing() == 0 and memory.sync() == 0 and len(memory) == len(NAMES) + 1
+    finally:
+        vectors.stop_embedding()
+    assert not vectors.embedding_progress().running
 
 
-def test_new_vectors_update_novelty_exactly():
-    matrix = unit_rows(400, seed=3)
-    old = brute_force(matrix[:300])
-    new = matrix[300:]
-    best_new = _exact_nearest(new, matrix, np.arange(300, 400))
-    best_old = np.maximum(old, _exact_nearest(matrix[:300], new, None))
-    assert np.allclose(np.concatenate([best_old, best_new]), brute_force(matrix), atol=1e-5)
+class BrokenEmbedder(Embedder):
+    name = "broken-v1"
+    dim = 8
+
+    def embed(self, texts, batch_size=64):
+        raise RuntimeError("the model file is missing")
+
+
+def test_a_failing_embedder_is_reported_and_logged_not_fatal(fresh, caplog):
+    vectors = Vectors(fresh, embedder=BrokenEmbedder(), refresh_s=0.05)
+    caplog.set_level(logging.ERROR, logger="spade_envs.web.vectors")
+    try:
+        vectors.start_embedding()
+        assert until(lambda: vectors.embedding_progress().error is not None)
+        progress = vectors.embedding_progress()
+        assert progress.embedded == 0 and progress.total == len(NAMES) and not progress.complete
+        assert "embedding with broken-v1 failed: the model file is missing" in progress.error
+        assert until(lambda: "the model file is missing" in caplog.text)
+        assert vectors._embed_thread.is_alive()  # it retries later; the server goes on
+        assert vectors.start_embedding() is False
+        assert vectors.search("maze", 3) == [] and len(vectors) == 0
+    finally:
+        vectors.stop_embedding()
+
+
+def test_an_embedder_that_recovers_clears_the_error(fresh):
+    class Flaky(HashingEmbedder):
+        calls = 0
+
+        def embed(self, texts, batch_size=64):
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise RuntimeError("busy")
+            return super().embed(texts, batch_size)
+
+    vectors = Vectors(fresh, embedder=Flaky(), refresh_s=0.02)
+    try:
+        vectors.start_embedding()
+        assert until(lambda: vectors.embedding_progress().complete, timeout=30)
+        assert until(lambda: vectors.embedding_progress().error is None)
+    finally:
+        vectors.stop_embedding()
+
+
+def test_browser_novelty_is_the_designer_memorys_novelty(registry_url):
+    """A version's novelty in the browser is what the designer's check gave its code
+    against the rest of the corpus: same definition, rejected versions ignored alike."""
+    registry = Registry(registry_url)
+    try:
+        for name in NAMES:
+            register(registry, name)
+        register(registry, "MazeExplore2", copy_of="MazeExplore")
+        source = seed_source("NumberGuess").replace("class NumberGuess(", "class NumberGuess3(")
+        meta = dataclasses.replace(describe(seed_class("NumberGuess")), name="NumberGuess3")
+        draft = registry.register(source + "\n# a draft\n", meta, status="rejected")
+        memory = Memory(registry, MemoryConfig(index="exact"), embedder=HashingEmbedder())
+        memory.sync()
+        designer = memory.novelty(source, meta.description, meta.skill)
+        assert designer.nearest.record.name == "NumberGuess"  # not the rejected, closer draft
+        assert memory.search(source, 1)[0].record.key == draft.key  # which is closer
+        last = registry.register(source, meta, status="validated")
+        vectors = Vectors(registry, embedder="hashing", refresh_s=0.01)
+        vectors.start_embedding()
+        assert vectors.wait_for_embeddings() and vectors.wait_for_novelty()
+        keys, values, current = vectors.novelty()
+        assert current
+        assert values[list(keys).index(last.key)] == pytest.approx(designer.score, abs=1e-6)
+        # the same function gives the same numbers from the raw vectors
+        ids, matrix = vectors._index.view()
+        statuses = dict(registry.statuses())
+        candidates = np.array([statuses[int(k)] != "rejected" for k in ids])
+        expected = novelty_score(nearest_other_similarity(matrix, ids, candidates=candidates))
+        assert np.allclose(align(ids, expected, keys), values, atol=1e-6)
+        # rejecting a version changes who the others' nearest neighbours are
+        maze = registry.get("spade/MazeExplore-v1").key
+        before = values[list(keys).index(maze)]
+        registry.set_status("spade/MazeExplore2-v1", "rejected")
+        assert until(lambda: vectors.wait_for_novelty(1) and vectors.novelty()[1].size)
+        keys, values, _ = vectors.novelty()
+        assert values[list(keys).index(maze)] > before + 0.05
+        vectors.stop_embedding()
+    finally:
+        registry.close()
+
+
+def test_novelty_kept_up_to_date_as_vectors_arrive_equals_a_full_computation(fresh):
+    vectors = Vectors(fresh, embedder="hashing", refresh_s=0.01)
+    try:
+        vectors.start_embedding()
+        assert vectors.wait_for_embeddings() and vectors.wait_for_novelty()
+        first = vectors._novelty
+        for name in ("TicTacToe", "CodeTrace"):
+            register(fresh, name)
+        register(fresh, "NimCopy", copy_of="Nim")
+        assert vectors.wait_for_embeddings() and vectors.wait_for_novelty()
+        keys, values, _ = vectors.novelty()
+        assert len(keys) == len(first[2]) + 3  # computed from the previous result
+        ids, matrix = vectors._index.view()
+        full = novelty_score(nearest_other_similarity(matrix, ids))
+        assert np.allclose(align(ids, full, keys), values, atol=1e-6)
+        nim = fresh.get("spade/Nim-v1").key
+        assert values[list(keys).index(nim)] < 0.05  # its copy arrived
+    finally:
+        vectors.stop_embedding()
 
 
 def test_pca_projection_is_deterministic_and_spreads_the_clusters():
@@ -75,14 +222,26 @@ def test_align_follows_the_target_keys():
     assert np.isnan(align(np.zeros(0, np.int64), np.zeros(0), np.array([1]))).all()
 
 
-def test_clusters_partition_the_rows_and_probe_the_nearest():
-    from spade_envs.web.vectors import Clusters
+def test_large_corpus_novelty_uses_the_approximate_index_and_stays_close(fresh):
+    rng = np.random.default_rng(0)
+    vectors = Vectors(fresh, embedder="hashing", refresh_s=0.01)
+    vectors.start_embedding()
+    try:
+        assert vectors.wait_for_embeddings()
+        vectors.exact_limit = 3  # "large" from 4 versions: the IVF path
+        vectors._novelty = None
+        assert vectors.wait_for_novelty()
+        keys, values, _ = vectors.novelty()
+        ids, matrix = vectors._index.view()
+        exact = align(ids, novelty_score(nearest_other_similarity(matrix, ids)), keys)
+        assert (values >= exact - 1e-5).all()  # approximate novelty is only ever overstated
+        assert rng is not None
+    finally:
+        vectors.stop_embedding()
 
-    matrix = unit_rows(3000, seed=4)
-    clusters = Clusters.build(matrix, np.arange(3000), seed=0)
-    members = np.sort(np.concatenate([clusters.members(c) for c in range(len(clusters.centroids))]))
-    assert np.array_equal(members, np.arange(3000))
-    near = clusters.nearest(matrix[:10], 3)
-    assert near.shape == (10, 3)
-    home = np.argmax(matrix[:10] @ clusters.centroids.T, axis=1)
-    assert all(home[i] in near[i] for i in range(10))
+
+def test_vectors_refuse_an_unknown_embedder_kind(fresh):
+    from spade_envs.error import SpadeError
+
+    with pytest.raises(SpadeError, match="embedder must be auto, hashing or minilm, got 'w2v'"):
+        Vectors(fresh, embedder="w2v")
