@@ -41,7 +41,8 @@ def build_registry(db: Path, n: int) -> None:
 
 
 def direct_seconds(db: Path, embedder) -> tuple[float, int]:
-    """The baseline: the same texts embedded by the embedder alone (texts read first)."""
+    """The baseline: the same texts embedded by the embedder alone (texts made first,
+    so the code summaries, the registry reads and writes are what the server adds)."""
     from spade_envs.memory import embedding_text
     from spade_envs.registry import Registry
 
@@ -73,7 +74,7 @@ def coverage_seconds(db: Path, kind: str, n: int) -> tuple[float, float, float]:
         progress = vectors.embedding_progress()
         if progress.error:
             raise SystemExit(f"embedding failed: {progress.error}")
-        time.sleep(0.05)
+        time.sleep(0.25)  # each poll is a search for all n: keep it off the GIL mostly
     covered = time.perf_counter() - start
     start = time.perf_counter()
     if not vectors.wait_for_novelty(timeout=600):
