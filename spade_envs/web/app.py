@@ -56,6 +56,8 @@ _PAGES: tuple[tuple[str, Callable[..., Response], tuple[str, ...]], ...] = (
     ("/runs/{name:run}", pages_runs.run_page, ("GET",)),
     ("/env/{slug:slug}", pages_env.env_page, ("GET",)),
     ("/env/{slug:slug}/source.py", pages_env.source_download, ("GET",)),
+    ("/env/{slug:slug}/diff", pages_env.diff_page, ("GET",)),
+    ("/env/{slug:slug}/package.zip", pages_env.package_download, ("GET",)),
     ("/env/{slug:slug}/play", pages_env.play_form, ("GET",)),
     ("/play", pages_env.play_start, ("POST",)),
     ("/play/{sid:sid}", pages_env.play_view, ("GET",)),
@@ -115,12 +117,18 @@ class App:
     def footer(self) -> dict[str, Any]:
         """What the footer of every trusted page shows."""
         snap = self.catalog.snapshot()
+        progress = self.vectors.embedding_progress()
+        embedding = ""
+        if progress.error:
+            embedding = f"embedding failed: {progress.error}"
+        elif progress.embedded < progress.total:
+            embedding = f"embedded {progress.embedded:,} of {progress.total:,}"
         return {
             "registry": self.registry.engine.url.render_as_string(hide_password=True),
             "versions": len(snap),
             "age": max(0.0, time.time() - snap.refreshed_at),
             "error": self.catalog.error,
-            "embedding": "",
+            "embedding": embedding,
         }
 
     def render(
@@ -263,5 +271,7 @@ class App:
         )
 
     def close(self) -> None:
+        """Stop the background embedding, close the play sessions and the registry."""
+        self.vectors.stop_embedding()
         self.sessions.close_all()
         self.registry.close()

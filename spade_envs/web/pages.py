@@ -144,13 +144,9 @@ def overview_page(app: Any, request: Request) -> Response:
     )
 
 
-def _embedding_status(app: Any) -> dict[str, Any] | None:
-    """How far the server's background embedding has come (None when it has no such
-    report: the vectors predate it)."""
-    progress = getattr(app.vectors, "embedding_progress", None)
-    if progress is None:
-        return None
-    state = progress()
+def _embedding_status(app: Any) -> dict[str, Any]:
+    """How far the server's background embedding has come."""
+    state = app.vectors.embedding_progress()
     return {
         "embedded": state.embedded,
         "total": state.total,

@@ -85,6 +85,7 @@ class BrowserServer:
             timeout_keep_alive=5,
         )
         self._uvicorn = uvicorn.Server(config)
+        self.app.vectors.start_embedding()  # every version gets a vector, now and as they come
         try:
             self._uvicorn.run(sockets=[self.socket])
         finally:
