@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .catalog import FACETS, Snapshot
-from .http import HTTPError, Params
+from .params import HTTPError, Params
 from .vectors import Vectors, align
 
 __all__ = [
