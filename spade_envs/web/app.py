@@ -29,7 +29,7 @@ from ..error import SpadeError, UnknownEnvironmentError, suggest
 from . import pages, pages_env, pages_runs
 from .catalog import Catalog
 from .config import ServeConfig, registry_url
-from .middleware import GuardMiddleware, is_api
+from .middleware import GuardMiddleware, is_api, read_form
 from .params import HTTPError
 from .play import PlaySessions
 from .render import templates
@@ -186,6 +186,9 @@ class App:
     # ----- the application ----------------------------------------------------------------
     def _page_route(self, path: str, handler: Callable[..., Response], methods: tuple[str, ...]):
         async def endpoint(request: Request) -> Response:
+            if request.method == "POST":
+                form, owner = await read_form(request, self.guard)
+                request.state.form, request.state.owner = form, owner
             return await run_in_threadpool(handler, self, request, **request.path_params)
 
         endpoint.__name__ = handler.__name__
@@ -255,7 +258,7 @@ class App:
             return self.error_response(request, 400, f"Bad request: {problems[:500]}.")
         if isinstance(exc, StarletteHTTPException):
             message = {
-                404: f"There is no page at {request.url.path!r}.",
+                404: f"There is no page at {request.url.path}.",
                 405: f"{request.method} is not supported here.",
             }.get(exc.status_code, str(exc.detail))
             response = self.error_response(request, exc.status_code, message)

@@ -42,10 +42,15 @@ def _records(registry: Any, keys: np.ndarray) -> Iterator[Any]:
                 yield record
 
 
-def _file_blocks(path: Path) -> Iterator[bytes]:
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            yield block
+def _file_blocks(path: Path, cleanup: Path) -> Iterator[bytes]:
+    """The file in blocks; ``cleanup`` is removed as soon as the last block is out, so
+    it is gone before the client sees the end of the response."""
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                yield block
+    finally:
+        shutil.rmtree(cleanup, ignore_errors=True)
 
 
 def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingResponse:
@@ -94,7 +99,9 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingRespo
                 formats.export_parquet(_records(registry, keys), out)
             except SpadeError as exc:
                 raise HTTPError(500, f"Parquet export failed: {exc}") from exc
-            return _download(_file_blocks(out), out.name, "application/vnd.apache.parquet", tmp)
+            return _download(
+                _file_blocks(out, tmp), out.name, "application/vnd.apache.parquet", tmp
+            )
         if len(keys) > MAX_PACKAGE:
             raise HTTPError(
                 400,
@@ -111,7 +118,7 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingRespo
             for path in sorted(directory.rglob("*")):
                 if path.is_file():
                     zipped.write(path, Path(stem) / path.relative_to(directory))
-        return _download(_file_blocks(archive), archive.name, "application/zip", tmp)
+        return _download(_file_blocks(archive, tmp), archive.name, "application/zip", tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -120,8 +127,8 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingRespo
 def _download(
     body: Iterator[bytes], filename: str, content_type: str, cleanup: Path | None
 ) -> StreamingResponse:
-    """A streamed attachment; ``cleanup`` (a temporary directory) is removed once the
-    response is over, also when it was never read (a HEAD request, a client that left)."""
+    """A streamed attachment; ``cleanup`` (a temporary directory) is also removed after
+    the response when the body never ran to its end (a client that went away)."""
     task = None if cleanup is None else BackgroundTask(shutil.rmtree, cleanup, ignore_errors=True)
     return StreamingResponse(
         body,

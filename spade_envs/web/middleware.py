@@ -4,12 +4,14 @@ In order: the method and the path are checked; the :class:`~spade_envs.web.secur
 checks the ``Host`` header and the token (a first visit with ``?token=`` is redirected
 to the same address without it, with the token now in a cookie); a bookmark from
 before "regret" was renamed is redirected; the browser's CSRF value is read or made;
-a POST body is read (at most :data:`MAX_BODY`) and checked: a page form must carry the
-CSRF value, an API call must be JSON. Every response then gets the security headers.
+an API write's body is read (at most :data:`MAX_BODY`) and must be JSON from this
+origin. Every response then gets the security headers. A page POST is checked by its
+route, after routing (so a POST to a GET page is a 405): :func:`read_form` wants HTML
+form data carrying the CSRF value.
 
 What a page needs from here travels in ``request.state``: ``csrf`` (this browser's CSRF
 value), ``owner`` (whose play sessions it may see) and ``form`` (the parsed form of a
-page POST).
+page POST, set by its route).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .params import HTTPError, local_redirect, parse_qs, query_of
 from .search import renamed_query
 from .security import SECURITY_HEADERS, Guard
 
-__all__ = ["API_PREFIX", "MAX_BODY", "GuardMiddleware", "is_api"]
+__all__ = ["API_PREFIX", "MAX_BODY", "GuardMiddleware", "is_api", "read_form", "read_body"]
 
 log = logging.getLogger("spade_envs.web")
 
@@ -166,35 +168,23 @@ class GuardMiddleware:
             set_cookies.append(set_cookie)
         state = scope.setdefault("state", {})
         state.update(csrf=csrf, owner=request.cookies.get("spade_csrf", ""), form={})
-        if method in ("POST", "DELETE"):
-            body = await _read_body(request)
+        if api and method in ("POST", "DELETE"):
+            body = await read_body(request)
+            guard.check_origin(request)
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if api:
-                guard.check_origin(request)
-                if method == "POST" and kind != "application/json":
-                    raise HTTPError(
-                        415,
-                        "API requests with a body must send it as JSON "
-                        "(Content-Type: application/json).",
-                    )
-                state["owner"] = "api"
-            else:
-                if kind != "application/x-www-form-urlencoded":
-                    raise HTTPError(
-                        400,
-                        "POST bodies must be HTML form data (application/x-www-form-urlencoded).",
-                    )
-                try:
-                    form = parse_qs(body.decode("utf-8"))
-                except UnicodeDecodeError:
-                    raise HTTPError(400, "The form is not valid UTF-8.") from None
-                state["owner"] = guard.check_post(request, form)
-                state["form"] = form
+            if method == "POST" and kind != "application/json":
+                raise HTTPError(
+                    415,
+                    "API requests with a body must send it as JSON "
+                    "(Content-Type: application/json).",
+                )
+            state["owner"] = "api"
             receive = _replay(body)
         return None, receive
 
 
-async def _read_body(request: Request) -> bytes:
+async def read_body(request: Request) -> bytes:
+    """The request body, at most :data:`MAX_BODY` bytes (else 413)."""
     length = request.headers.get("content-length")
     if length is not None:
         if not length.strip().isdigit():
@@ -209,6 +199,25 @@ async def _read_body(request: Request) -> bytes:
             raise HTTPError(413, f"The request body is over {MAX_BODY // 1024} KB.")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_form(request: Request, guard: Guard) -> tuple[dict[str, list[str]], str]:
+    """A page POST's form, checked: HTML form data, this origin, the CSRF value.
+
+    Returns:
+        The form and the browser's CSRF value (whose play sessions it may touch).
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/x-www-form-urlencoded":
+        raise HTTPError(
+            400, "POST bodies must be HTML form data (application/x-www-form-urlencoded)."
+        )
+    body = await read_body(request)
+    try:
+        form = parse_qs(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise HTTPError(400, "The form is not valid UTF-8.") from None
+    return form, guard.check_post(request, form)
 
 
 def _replay(body: bytes) -> Receive:

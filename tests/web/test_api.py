@@ -232,7 +232,7 @@ def test_an_unknown_version_is_404_with_close_matches(api):
         api.get("/api/v1/envs/NumberGuess-v9/source")
     with pytest.raises(ApiError, match="400: 'NumberGuess' is not an environment version"):
         api.get("/api/v1/envs/NumberGuess")
-    with pytest.raises(ApiError, match="404: There is no page at '/api/v1/nothing'"):
+    with pytest.raises(ApiError, match="404: There is no page at /api/v1/nothing"):
         api.get("/api/v1/nothing")
 
 
