@@ -29,6 +29,7 @@ from ..error import SpadeError, UnknownEnvironmentError, suggest
 from . import pages, pages_env, pages_runs
 from .catalog import Catalog
 from .config import ServeConfig, registry_url
+from .examples import ExampleEpisodes
 from .middleware import GuardMiddleware, is_api, read_form
 from .params import HTTPError
 from .play import PlaySessions
@@ -81,7 +82,8 @@ def _register_convertors() -> None:
 
 
 class App:
-    """Everything one browser server serves.
+    """Everything one browser server serves: the registry, its catalog and vectors, the
+    play sessions, the example episodes of the environment cards and the runs directory.
 
     Args:
         config: The server's settings.
@@ -108,6 +110,7 @@ class App:
             max_age_s=config.play_max_s,
             sandbox=sandbox,
         )
+        self.examples = ExampleEpisodes(sandbox)
         self.runs = RunsDir(config.runs_dir)
         self.guard = Guard(config.host, config.port, config.token)
         self.started = time.time()
@@ -274,7 +277,9 @@ class App:
         )
 
     def close(self) -> None:
-        """Stop the background embedding, close the play sessions and the registry."""
+        """Stop the background embedding, close the play sessions, the example player
+        and the registry."""
         self.vectors.stop_embedding()
+        self.examples.close()
         self.sessions.close_all()
         self.registry.close()

@@ -429,19 +429,8 @@ class ExampleEpisodes:
             pool.close()
 
 
-_ATTACH = threading.Lock()
 
 
 def examples_of(app: Any) -> ExampleEpisodes:
-    """The :class:`ExampleEpisodes` of ``app`` (``app.examples``; made on first use, with
-    the sandbox limits of its play sessions)."""
-    found = getattr(app, "examples", None)
-    if isinstance(found, ExampleEpisodes):
-        return found
-    with _ATTACH:
-        found = getattr(app, "examples", None)
-        if not isinstance(found, ExampleEpisodes):
-            sessions = getattr(app, "sessions", None)
-            found = ExampleEpisodes(getattr(sessions, "sandbox", None))
-            app.examples = found
-        return found
+    """The :class:`ExampleEpisodes` the app owns (``app.examples``)."""
+    return app.examples

@@ -177,7 +177,7 @@ def test_unknown_pages_and_environments_are_404_with_suggestions(client):
 def test_the_environment_page_shows_everything_stored(client, server):
     ids = server.app.registry.ids
     _, _, text = client.get("/env/NumberGuess-v1")
-    assert "gym.make(&#x27;spade/NumberGuess-v1&#x27;)" in text
+    assert "gym.make(&#39;spade/NumberGuess-v1&#39;)" in text
     assert (
         'href="/env/NumberGuess-v1/source.py"' in text and 'href="/env/NumberGuess-v1/play"' in text
     )
@@ -372,18 +372,18 @@ def test_model_written_markup_is_escaped_everywhere(client, server):
         ]
     env_page = pages[1]
     assert (
-        "Says &lt;script&gt;window.__pwned = 1; alert(&#x27;description&#x27;)&lt;/script&gt;"
+        "Says &lt;script&gt;window.__pwned = 1; alert(&#39;description&#39;)&lt;/script&gt;"
         in env_page
     )
     assert (
-        "&lt;img src=x onerror=&quot;window.__pwned = 10&quot;&gt;" in env_page
+        "&lt;img src=x onerror=&#34;window.__pwned = 10&#34;&gt;" in env_page
     )  # the stored hint
     assert "&lt;script&gt;window.__pwned = 11&lt;/script&gt;" in env_page  # extra metadata
     assert "&lt;script&gt;window.__pwned = 9&lt;/script&gt;" in env_page  # a parent "name"
     assert "&lt;script&gt;window.__pwned = 3&lt;/script&gt;&lt;img src=x" in play  # observation
     assert "&lt;script&gt;window.__pwned = 8&lt;/script&gt;say ok" in play  # the env's hint
     assert "&gt; &lt;script&gt;nope&lt;/script&gt;" in play  # the player's own action
-    assert "&lt;iframe src=&quot;javascript:window.__pwned = 7&quot;&gt;" in play
+    assert "&lt;iframe src=&#34;javascript:window.__pwned = 7&#34;&gt;" in play
     assert EVIL_DESCRIPTION not in "".join(pages)  # never verbatim
 
 
@@ -396,7 +396,7 @@ def test_runs_pages_draw_every_metric(client):
     headings = re.findall(r"<h2>([^<]+)</h2>", text)
     assert headings[:4] == ["Agent", "Designer", "Evaluation", "Time and throughput"]
     assert '<meta http-equiv="refresh" content="30">' in text
-    assert "&quot;preset&quot;: &quot;&lt;tiny&gt;&quot;" in text
+    assert "&#34;preset&#34;: &#34;&lt;tiny&gt;&#34;" in text
 
 
 def test_the_map_draws_a_point_per_embedded_version(client, server):

@@ -175,6 +175,8 @@ def test_open_an_environment(browser, server, shots):
     browser.get(server.url + "envs?skill=math&sort=hint_gain")
     browser.find_element(By.LINK_TEXT, "spade/NumberGuess-v1").click()
     wait(browser, lambda d: d.current_url.endswith("/env/NumberGuess-v1"))
+    # A first view may show "being played" and reload itself once the sandbox is done.
+    wait(browser, lambda d: d.find_elements(By.ID, "example"))
     assert browser.find_element(By.CSS_SELECTOR, "h1.envid").text.startswith("spade/NumberGuess-v1")
     assert (
         browser.find_element(By.ID, "gymmake").get_attribute("value")
@@ -188,8 +190,36 @@ def test_open_an_environment(browser, server, shots):
         browser,
         lambda d: d.find_element(By.CSS_SELECTOR, "button[data-copy=gymmake]").text == "Copied",
     )
+    # The card: the example episode (played in the sandbox) and the copyable snippet.
+    assert "Correct, the number is" in browser.find_element(By.ID, "example").text
+    assert browser.find_element(By.ID, "example-return").text == "1"
+    snippet = browser.find_element(By.ID, "snippet").text
+    assert 'env = gym.make("spade/NumberGuess-v1")' in snippet
+    browser.find_element(By.CSS_SELECTOR, "button[data-copy=snippet]").click()
+    wait(
+        browser,
+        lambda d: d.find_element(By.CSS_SELECTOR, "button[data-copy=snippet]").text == "Copied",
+    )
     no_script_ran(browser)
     shoot(browser, shots, "05-environment")
+
+
+def test_a_card_links_to_the_diff_against_the_parent(browser, server, shots):
+    from selenium.webdriver.common.by import By
+
+    browser.get(server.url + "env/NumberGuessHarder-v1")
+    wait(browser, lambda d: d.find_elements(By.ID, "example"))
+    assert browser.find_element(By.ID, "licence-name").text == "not recorded"
+    change = browser.find_element(By.ID, "change")
+    assert "vs its parent spade/NumberGuess-v1: +1 −1 lines" in change.text
+    change.find_element(By.LINK_TEXT, "diff").click()
+    wait(browser, lambda d: d.current_url.endswith("/env/NumberGuessHarder-v1/diff"))
+    added = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#diff .dl.add")]
+    removed = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#diff .dl.del")]
+    assert added == ["+class NumberGuessHarder(TextEnv):"]
+    assert removed == ["-class NumberGuess(TextEnv):"]
+    no_script_ran(browser)
+    shoot(browser, shots, "05b-diff")
 
 
 def test_play_to_a_win_with_the_solution(browser, server, shots):
@@ -253,10 +283,14 @@ def test_model_written_markup_shows_as_text(browser, server, shots):
     no_script_ran(browser)
     assert EVIL_DESCRIPTION[:40] in browser.find_element(By.CSS_SELECTOR, "span.desc").text
     browser.get(server.url + "env/EvilMarkup-v1")
+    wait(browser, lambda d: d.find_elements(By.ID, "example"))
     no_script_ran(browser)
     assert browser.find_element(By.ID, "description").text == EVIL_DESCRIPTION
     assert "&lt;script&gt;window.__pwned = 1" in browser.page_source
     assert not browser.find_elements(By.CSS_SELECTOR, "main img, main iframe")
+    example = browser.find_element(By.ID, "example")
+    assert '<b onmouseover="window.__pwned = 5">won</b>' in example.text
+    assert not browser.find_elements(By.CSS_SELECTOR, "#example pre *")
     shoot(browser, shots, "09-markup-environment")
     browser.find_element(By.ID, "play").click()
     wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#start button[type=submit]")).click()
@@ -303,3 +337,30 @@ def test_map_and_runs_pages(browser, server, shots):
     wait(browser, lambda d: d.current_url.endswith("/runs/run-a"))
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.chart polyline")) == 8
     shoot(browser, shots, "12-run")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/envs", "/envs?q=guess+a+number&mode=semantic", "/envs?q=number&sort=relevance"],
+)
+def test_lists_and_search_results_fit_1400_px(browser, server, shots, path):
+    """At 1,400 px nothing scrolls sideways and descriptions get room to be read."""
+    browser.set_window_size(1400, 1000)
+    browser.get(server.url.rstrip("/") + path)
+    wait(browser, lambda d: d.find_elements("css selector", "table.envs tbody tr"))
+    sizes = browser.execute_script(
+        """
+        const table = document.querySelector('table.envs');
+        const desc = document.querySelector('table.envs tbody tr td:last-child');
+        return {page: document.documentElement.scrollWidth,
+                window: document.documentElement.clientWidth,
+                table: table.getBoundingClientRect().right,
+                wrap: table.parentElement.getBoundingClientRect().right,
+                overflow: table.parentElement.scrollWidth - table.parentElement.clientWidth,
+                desc: desc.getBoundingClientRect().width};
+        """
+    )
+    shoot(browser, shots, "layout-" + path.strip("/").replace("?", "-").replace("&", "-")[:40])
+    assert sizes["page"] <= sizes["window"], sizes
+    assert sizes["overflow"] <= 0 and sizes["table"] <= sizes["wrap"] + 1, sizes
+    assert sizes["desc"] >= 350, sizes

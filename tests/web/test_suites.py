@@ -224,11 +224,11 @@ def test_stored_suite_provenance_is_escaped(client, server):
     assert suite.startswith("suite <b>reasoning-gym</b> · ")  # not a link: not http(s)
     assert "task <b>&lt;script&gt;window.__pwned = 20&lt;/script&gt;chain_sum</b>" in suite
     assert (
-        "licence <b>Apache-2.0&quot;&gt;&lt;img src=x onerror=&quot;window.__pwned = 21&quot;&gt;"
+        "licence <b>Apache-2.0&#34;&gt;&lt;img src=x onerror=&#34;window.__pwned = 21&#34;&gt;"
         "</b>" in suite
     )
     assert (
-        '<p class="note" id="suite-unproven">Unproven: &lt;b onmouseover=&quot;window.__pwned = '
-        "23&quot;&gt;no stored answer&lt;/b&gt;</p>" in env_page
+        '<p class="note" id="suite-unproven">Unproven: &lt;b onmouseover=&#34;window.__pwned = '
+        "23&#34;&gt;no stored answer&lt;/b&gt;</p>" in env_page
     )
     assert HOSTILE_SUITE["task"] not in "".join(pages)  # never verbatim
