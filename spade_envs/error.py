@@ -28,8 +28,30 @@ __all__ = [
     "SandboxStartFailed",
     "UntrustedCodeError",
     "EnvCodeError",
+    "MissingExtraError",
+    "TORCH_CPU_INSTALL",
+    "install_advice",
+    "close_matches",
     "suggest",
 ]
+
+#: The torch release every extra that needs torch pins (``[train]``, ``[memory]``).
+TORCH_VERSION = "2.13.0"
+#: PyPI's ``torch`` wheel for Linux is the CUDA build; this index has the CPU one.
+TORCH_CPU_INSTALL = (
+    f"pip install torch=={TORCH_VERSION} --index-url https://download.pytorch.org/whl/cpu"
+)
+#: The extras whose packages include torch.
+_TORCH_EXTRAS = ("train", "memory")
+
+
+def close_matches(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
+    """Up to ``n`` of ``candidates`` close to ``name``, closest first (case ignored)."""
+    by_lower: dict[str, str] = {}
+    for candidate in candidates:
+        by_lower.setdefault(candidate.lower(), candidate)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=n, cutoff=0.6)
+    return [by_lower[c] for c in close]
 
 
 def suggest(name: str, candidates: Iterable[str], *, n: int = 3) -> str:
@@ -37,33 +59,82 @@ def suggest(name: str, candidates: Iterable[str], *, n: int = 3) -> str:
 
     Matching ignores case, so ``numberguess`` still finds ``NumberGuess``.
     """
-    by_lower: dict[str, str] = {}
-    for candidate in candidates:
-        by_lower.setdefault(candidate.lower(), candidate)
-    close = difflib.get_close_matches(name.lower(), list(by_lower), n=n, cutoff=0.6)
+    close = close_matches(name, candidates, n=n)
     if not close:
         return ""
-    quoted = ", ".join(repr(by_lower[c]) for c in close)
-    return f" Did you mean {quoted}?"
+    return f" Did you mean {', '.join(repr(c) for c in close)}?"
+
+
+def install_advice(extra: str) -> str:
+    """How to install the ``[extra]`` of spade-envs, pinned: one or two shell lines.
+
+    For an extra with torch, the CPU wheel comes first (a bare ``pip install`` of the
+    extra would resolve PyPI's CUDA build of torch on Linux); the pins are the extra's.
+
+    Example:
+        >>> print(install_advice("parquet"))
+        pip install 'spade-envs[parquet]'
+    """
+    line = f"pip install 'spade-envs[{extra}]'"
+    if extra in _TORCH_EXTRAS:
+        return f"{TORCH_CPU_INSTALL}   # CPU-only machines; skip with a GPU\n{line}"
+    return line
 
 
 class SpadeError(Exception):
     """Base class of every error raised deliberately by spade-envs."""
 
 
+class MissingExtraError(SpadeError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install.
+
+    Attributes:
+        extra: The spade-envs extra that provides the missing packages (``train``, ...).
+        missing: The import names that were not found.
+    """
+
+    def __init__(self, what: str, missing: Iterable[str], extra: str):
+        self.extra = extra
+        self.missing = tuple(missing)
+        lines = "\n".join(f"  {line}" for line in install_advice(extra).splitlines())
+        super().__init__(
+            f"{what} needs {', '.join(self.missing)} (not installed), from the [{extra}] "
+            f"extra. Install it with:\n{lines}"
+        )
+
+
 class UnknownEnvironmentError(SpadeError, LookupError):
-    """A name or path does not identify an environment."""
+    """A name or path does not identify an environment.
+
+    Attributes:
+        name: What was asked for (a name, or an ID when ``what`` is "environment version").
+        known: The candidates it was compared with, sorted.
+        what: "seed environment", "registered environment", "environment version" or
+            "environment" (a seed or a registered name).
+    """
 
     def __init__(self, name: str, known: Iterable[str], *, what: str = "seed environment"):
         known = sorted(known)
         self.name = name
         self.known = known
+        self.what = what
         hint = suggest(name, known)
-        super().__init__(
-            f"No {what} named {name!r}.{hint} "
-            f"Run `spade-envs list-seeds` to see the {len(known)} available names, "
-            "or pass the path of a .py file that defines one environment class."
-        )
+        if what == "seed environment":
+            advice = (
+                f"`spade-envs list-seeds` lists the {len(known)} seeds; a registry ID "
+                "(spade/<Name>-v<N>) or the path of a .py file that defines one environment "
+                "class works too."
+            )
+        elif what == "environment version":
+            advice = f"Registered versions of it: {', '.join(known)}."
+        elif what == "environment":  # a seed or a registered name
+            advice = (
+                "`spade-envs list-seeds` lists the seeds, `spade-envs list` the registered "
+                "versions; the path of a .py file works too."
+            )
+        else:
+            advice = "`spade-envs list` lists the registered versions."
+        super().__init__(f"No {what} named {name!r}.{hint} {advice}")
 
 
 class EnvContractError(SpadeError):

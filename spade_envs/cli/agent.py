@@ -12,6 +12,9 @@ from typing import Any
 
 import click
 
+from .errors import SpadeCommand
+from .options import SuggestChoice
+
 __all__ = ["AGENT_COMMANDS"]
 
 
@@ -49,7 +52,7 @@ def _play_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--isolation",
-            type=click.Choice(["sandbox", "none"]),
+            type=SuggestChoice(["sandbox", "none"], "isolation"),
             default="sandbox",
             show_default=True,
             help="'none' runs environment code in this process, unsandboxed: only the "
@@ -64,14 +67,14 @@ def _play_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--opponent",
-            type=click.Choice(["best", "random", "self"]),
+            type=SuggestChoice(["best", "random", "self"], "opponent"),
             default="best",
             show_default=True,
             help="Games: a fixed opponent, or the model in every seat.",
         ),
         click.option(
             "--hint-source",
-            type=click.Choice(["env", "written"]),
+            type=SuggestChoice(["env", "written"], "hint source"),
             default="env",
             show_default=True,
             help="env: the environment's hint(); written: the model-written hint in the registry.",
@@ -101,7 +104,7 @@ def _batch_kwargs(kwargs: dict[str, Any]) -> dict[str, int]:
 
 
 def _config(kwargs: dict[str, Any]) -> Any:
-    from .agent import RolloutConfig
+    from ..agent import RolloutConfig
 
     return RolloutConfig(
         isolation=kwargs["isolation"],
@@ -160,7 +163,7 @@ def _check_trust(kwargs: dict[str, Any], targets: list[Any]) -> None:
         if kwargs["trust_code"]:
             click.echo("note: --trust-code has no effect without --isolation none.", err=True)
         return
-    from .sandbox.env import require_trust
+    from ..sandbox.env import require_trust
 
     for target in targets:
         require_trust(target.source, kwargs["trust_code"], target.env_id)
@@ -174,7 +177,7 @@ def _check_trust(kwargs: dict[str, Any], targets: list[Any]) -> None:
 
 def _fail_if_nothing_played(failures: Any, where: str) -> None:
     """Exit non-zero, saying why, when every play failed."""
-    from .agent import AllPlaysFailedError
+    from ..agent import AllPlaysFailedError
 
     if failures.all_failed:
         raise click.ClickException(str(AllPlaysFailedError(failures, where)))
@@ -183,7 +186,7 @@ def _fail_if_nothing_played(failures: Any, where: str) -> None:
 def _summary(episodes: list[Any]) -> str:
     """One row per environment and hint mode; returns and win rates of the plays that
     finished (``n/a`` when none did), every outcome counted, and the failures in all."""
-    from .agent import FailureCounts, play_failure
+    from ..agent import FailureCounts, play_failure
 
     groups: dict[tuple[str, bool], list[Any]] = collections.defaultdict(list)
     for episode in episodes:
@@ -209,7 +212,7 @@ def _summary(episodes: list[Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("rollout")
+@click.command("rollout", cls=SpadeCommand)
 @_play_options
 @click.option("--hint", is_flag=True, help="Every play sees the hint in its first observation.")
 def rollout_command(**kwargs: Any) -> None:
@@ -226,10 +229,10 @@ def rollout_command(**kwargs: Any) -> None:
       spade-envs rollout NumberGuess Nim --model smollm2 --plays 4 --out traj.jsonl
       spade-envs rollout spade/SupplierLookup-v1 --plays 8 --hint --max-tokens 128
     """
-    from . import llm
-    from .agent import resolve_envs, save_jsonl
-    from .agent.rollout import RolloutEngine, matched_specs
-    from .registry.gym_ids import shared_registry
+    from .. import llm
+    from ..agent import resolve_envs, save_jsonl
+    from ..agent.rollout import RolloutEngine, matched_specs
+    from ..registry.gym_ids import shared_registry
 
     config = _config(kwargs)
     registry = shared_registry()
@@ -254,7 +257,7 @@ def rollout_command(**kwargs: Any) -> None:
     _fail_if_nothing_played(stats.failures, "of this rollout")
 
 
-@click.command("regret")
+@click.command("regret", cls=SpadeCommand)
 @_play_options
 @click.option(
     "--timeout-penalty",
@@ -293,9 +296,9 @@ def regret_command(**kwargs: Any) -> None:
       spade-envs regret NumberGuess Mastermind Nim --model smollm2 --plays 8
       spade-envs regret spade/MyEnv-v2 --model openai:http://127.0.0.1:8000 --out plays.jsonl
     """
-    from . import llm
-    from .agent import RegretConfig, estimate_regret, resolve_envs, save_jsonl
-    from .registry.gym_ids import shared_registry
+    from .. import llm
+    from ..agent import RegretConfig, estimate_regret, resolve_envs, save_jsonl
+    from ..registry.gym_ids import shared_registry
 
     config = RegretConfig(
         plays=kwargs["plays"],

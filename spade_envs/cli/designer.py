@@ -7,12 +7,14 @@ from typing import Any
 
 import click
 
-from .core.metadata import SKILLS
+from ..core.metadata import SKILLS
+from .errors import SpadeCommand
+from .options import SuggestChoice
 
 __all__ = ["DESIGNER_COMMANDS"]
 
 
-@click.command("generate")
+@click.command("generate", cls=SpadeCommand)
 @click.option(
     "--model",
     "model_spec",
@@ -22,10 +24,12 @@ __all__ = ["DESIGNER_COMMANDS"]
     "directory, openai:<base url>[#model] or vllm:<path>.",
 )
 @click.option("--n", type=click.IntRange(1, 100_000), default=8, show_default=True)
-@click.option("--skill", type=click.Choice(SKILLS), help="Default: cycle through every skill.")
+@click.option(
+    "--skill", type=SuggestChoice(SKILLS, "skill"), help="Default: cycle through every skill."
+)
 @click.option(
     "--mode",
-    type=click.Choice(["auto", "scaffold", "new", "edit"]),
+    type=SuggestChoice(["auto", "scaffold", "new", "edit"], "mode"),
     default="auto",
     show_default=True,
     help="scaffold: fill a parent's declared holes (JSON; small models); new/edit: whole "
@@ -52,7 +56,7 @@ __all__ = ["DESIGNER_COMMANDS"]
 )
 @click.option(
     "--budget",
-    type=click.Choice(["fast", "default", "thorough"]),
+    type=SuggestChoice(["fast", "default", "thorough"], "budget"),
     default="fast",
     show_default=True,
     help="Validation budget.",
@@ -66,7 +70,7 @@ __all__ = ["DESIGNER_COMMANDS"]
 @click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.8, show_default=True)
 @click.option(
     "--embedder",
-    type=click.Choice(["auto", "minilm", "hashing"]),
+    type=SuggestChoice(["auto", "minilm", "hashing"], "embedder"),
     default="auto",
     show_default=True,
     help="Embedder of the novelty check and the memory.",
@@ -107,13 +111,13 @@ def generate(
       spade-envs generate --mode scaffold --parent spade/NumberGuess-v1 --n 16
       spade-envs generate --model openai:http://127.0.0.1:8000 --n 64 --mode edit --repair 2
     """
-    from .corpus import open_corpus, sample_corpus
-    from .generator import Designer, DesignerConfig, HintWriter
-    from .generator.pipeline import resolve_mode
-    from .generator.scaffold import Scaffold
-    from .llm import load_model
-    from .memory import Memory, MemoryConfig
-    from .registry import Registry
+    from ..corpus import open_corpus, sample_corpus
+    from ..generator import Designer, DesignerConfig, HintWriter
+    from ..generator.pipeline import resolve_mode
+    from ..generator.scaffold import Scaffold
+    from ..llm import load_model
+    from ..memory import Memory, MemoryConfig
+    from ..registry import Registry
 
     corpus = open_corpus(corpus_path) if corpus_path else sample_corpus()
     registry = Registry()

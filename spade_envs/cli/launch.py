@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from .errors import SpadeCommand
+
 __all__ = ["LAUNCH_COMMANDS"]
 
 
-@click.command("launch")
+@click.command("launch", cls=SpadeCommand)
 @click.option(
     "--preset",
     required=True,
@@ -85,7 +87,7 @@ def launch_command(
       spade-envs launch --preset gpu-8x --gpus A100:8 --cloud gcp --bucket my-ckpts
       spade-envs launch --preset multinode --nodes 4 --spot --env SPADE_LOG=debug
     """
-    from .trainer.launch import SKY_INSTALL, LaunchConfig, launch, plan_launch
+    from ..trainer.launch import SKY_INSTALL, LaunchConfig, launch, plan_launch
 
     config = LaunchConfig(
         preset=preset,

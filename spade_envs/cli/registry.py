@@ -1,9 +1,8 @@
-"""The corpus commands of ``spade-envs``: browse, search, register, retire, export, import,
-revalidate.
+"""The registry commands of ``spade-envs``: list, show, search, register, retire,
+revalidate, stats.
 
-They work on the registry at ``SPADE_REGISTRY_URL`` (else a SQLite file in the
-user's data directory); ``cli.py`` adds them to the main command group, which turns
-library errors into one clear line.
+They work on the registry at ``SPADE_REGISTRY_URL`` (a URL or a SQLite file path, read by
+:func:`spade_envs.registry.resolve_url`; else a SQLite file in the user's data directory).
 """
 
 from __future__ import annotations
@@ -15,17 +14,19 @@ from typing import Any
 
 import click
 
-from .core.metadata import KINDS
+from ..core.metadata import KINDS, SKILLS
+from .errors import SpadeCommand
+from .options import ENV_ID, ORIGINS, STATUSES, SuggestChoice, check_value
 
-__all__ = ["CORPUS_COMMANDS"]
+__all__ = ["BUDGETS", "REGISTRY_COMMANDS", "open_registry"]
 
-_STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
-_BUDGETS = ("fast", "default", "thorough")
-_ORIGINS = ("seed", "designer", "imported")
+BUDGETS = ("fast", "default", "thorough")
 
 
-def _registry() -> Any:
-    from .registry import Registry
+def open_registry() -> Any:
+    """The registry named by ``SPADE_REGISTRY_URL`` (through ``resolve_url``), else the
+    per-user default."""
+    from ..registry import Registry
 
     return Registry()
 
@@ -35,11 +36,12 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class _SortChoice(click.Choice):
+class _SortChoice(SuggestChoice):
     """``--sort`` of ``list``: ``regret``, the old name of ``hint_gain``, still works (with
     a message on stderr naming the new one) so scripts written before the rename run."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``hint_gain`` for ``regret`` (with a note), else the checked choice."""
         if value == "regret":
             click.echo(
                 "spade-envs list: --sort regret is deprecated and will be removed: the "
@@ -51,15 +53,30 @@ class _SortChoice(click.Choice):
         return super().convert(value, param, ctx)
 
 
-@click.command("list")
-@click.option("--skill", help="Only this skill.")
-@click.option("--kind", type=click.Choice(KINDS), help="Only text, tool or game environments.")
-@click.option("--status", type=click.Choice(_STATUSES))
-@click.option("--origin", type=click.Choice(_ORIGINS))
+def _empty_registry_line(registry: Any) -> str:
+    return (
+        f"The registry at {registry.url} is empty: register a file with `spade-envs register "
+        "FILE`, import a corpus with `spade-envs import PATH` or a suite with `spade-envs "
+        "import --suite rlve`; `spade-envs rollout NumberGuess` registers a seed on first use."
+    )
+
+
+@click.command("list", cls=SpadeCommand)
+@click.option("--skill", help="Only this skill (one of the skills in the registry).")
+@click.option(
+    "--kind", type=SuggestChoice(KINDS, "kind"), help="Only text, tool or game environments."
+)
+@click.option(
+    "--status",
+    type=SuggestChoice(STATUSES, "status"),
+    help="Only this status (retired versions are listed only with --status retired or --all).",
+)
+@click.option("--origin", type=SuggestChoice(ORIGINS, "origin"))
 @click.option("--suite", help="Only versions imported from this suite (reasoning-gym, rlve).")
+@click.option("--all", "show_all", is_flag=True, help="Also list retired versions.")
 @click.option(
     "--sort",
-    type=_SortChoice(["created", "hint_gain", "name"]),
+    type=_SortChoice(["created", "hint_gain", "name"], "sort order"),
     default="created",
     show_default=True,
     help="created: newest first; hint_gain: highest hint gain (mean return with the hint "
@@ -73,26 +90,38 @@ def list_registered(
     status: str | None,
     origin: str | None,
     suite: str | None,
+    show_all: bool,
     sort: str,
     limit: int,
     as_json: bool,
 ) -> None:
-    """List registered environment versions.
+    """List registered environment versions (retired ones only with --all).
 
     \b
     Examples:
       spade-envs list --skill logic --status validated --sort hint_gain
       spade-envs list --suite rlve --status validated
+      spade-envs list --all --sort name
     """
     if suite is not None:
-        from .suites.catalog import known_suite
+        from ..suites.catalog import known_suite
 
         known_suite(suite)
-    registry = _registry()
-    records = registry.list(
-        skill=skill, kind=kind, status=status, origin=origin, sort=sort, limit=limit,
-        suite=suite,
-    )
+    registry = open_registry()
+    if skill is not None:
+        stored = registry.counts().get("skill", {})
+        accepted = sorted(stored) or list(SKILLS)
+        where = " in this registry" if stored else ""
+        if skill not in stored and skill not in SKILLS:
+            check_value(skill, accepted, noun="skill", option="'--skill'", where=where)
+    filters = {"skill": skill, "kind": kind, "origin": origin, "suite": suite}
+    hidden = 0
+    if status is None and not show_all:
+        # Retired versions are hidden: count those that match, then ask for that many more.
+        hidden = len(registry.list(**filters, status="retired", limit=1_000_000))
+    records = registry.list(**filters, status=status, sort=sort, limit=limit + hidden)
+    if hidden:
+        records = [r for r in records if r.status != "retired"][:limit]
     for r in records:
         if as_json:
             click.echo(json.dumps(r.to_dict(source=False), ensure_ascii=False))
@@ -101,12 +130,19 @@ def list_registered(
                 f"{r.id:<36} {r.kind:<4} {r.skill:<9} {r.status:<9} {r.origin:<8} "
                 f"{_short(r.description, 50)}"
             )
-    if not as_json:
-        click.echo(f"{len(records)} environment version(s)")
+    if as_json:
+        if hidden:
+            click.echo(f"{hidden} retired version(s) not listed (--all lists them)", err=True)
+        return
+    if not records and registry.count() == 0:
+        click.echo(_empty_registry_line(registry))
+        return
+    note = f" ({hidden} retired version(s) hidden: --all lists them)" if hidden else ""
+    click.echo(f"{len(records)} environment version(s){note}")
 
 
-@click.command("show")
-@click.argument("env_id")
+@click.command("show", cls=SpadeCommand)
+@click.argument("env_id", type=ENV_ID)
 @click.option("--code", is_flag=True, help="Also print the source.")
 def show(env_id: str, code: bool) -> None:
     """Show one registered version: metadata, play statistics, validation history.
@@ -115,7 +151,7 @@ def show(env_id: str, code: bool) -> None:
     Example:
       spade-envs show spade/NumberGuess-v1 --code
     """
-    registry = _registry()
+    registry = open_registry()
     record = registry.get(env_id)
     for key in (
         "id",
@@ -162,17 +198,17 @@ def show(env_id: str, code: bool) -> None:
         click.echo(record.source)
 
 
-@click.command("search")
+@click.command("search", cls=SpadeCommand)
 @click.argument("text")
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option(
     "--embedder",
-    type=click.Choice(["auto", "minilm", "hashing"]),
+    type=SuggestChoice(["auto", "minilm", "hashing"], "embedder"),
     default="auto",
     show_default=True,
     help="auto: MiniLM when installed ([memory] extra), else the dependency-free hashing one.",
 )
-@click.option("--index", type=click.Choice(["auto", "exact", "ivf"]), default="auto")
+@click.option("--index", type=SuggestChoice(["auto", "exact", "ivf"], "index"), default="auto")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line.")
 def search(text: str, k: int, embedder: str, index: str, as_json: bool) -> None:
     """Semantic search: the K versions whose description and code are closest to TEXT.
@@ -183,9 +219,9 @@ def search(text: str, k: int, embedder: str, index: str, as_json: bool) -> None:
     Example:
       spade-envs search "find a path through a maze" -k 5
     """
-    from .memory import Memory, MemoryConfig
+    from ..memory import Memory, MemoryConfig
 
-    memory = Memory(_registry(), MemoryConfig(embedder=embedder, index=index))
+    memory = Memory(open_registry(), MemoryConfig(embedder=embedder, index=index))
     missing = memory.missing()
     if missing > 0:
         with click.progressbar(
@@ -209,41 +245,50 @@ def search(text: str, k: int, embedder: str, index: str, as_json: bool) -> None:
         click.echo("The registry is empty: register or import environments first.")
 
 
-@click.command("register")
+@click.command("register", cls=SpadeCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
     "--budget",
-    type=click.Choice(["fast", "default", "thorough"]),
+    type=SuggestChoice(BUDGETS, "budget"),
     default="default",
     show_default=True,
     help="Validation budget.",
 )
 @click.option(
-    "--origin", type=click.Choice(["designer", "imported"]), default="imported", show_default=True
+    "--origin",
+    type=SuggestChoice(["designer", "imported"], "origin"),
+    default="imported",
+    show_default=True,
 )
 def register(file: str, budget: str, origin: str) -> None:
     """Validate FILE in the sandbox and, if valid, register it as the next version.
 
-    Identical code returns the existing ID. The validation report is stored with
-    the version. Exit code 1 when the file is rejected.
+    Identical code is not validated nor stored again: the command says which ID already
+    holds it. The validation report is stored with the version. Exit code 1 when the
+    file is rejected.
 
     \b
     Example:
       spade-envs register my_env.py
     """
-    from .validation import Validator
-    from .validation.static import static_metadata
+    from ..validation import Validator
+    from ..validation.static import static_metadata
 
     try:
         source = Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise click.UsageError(f"Cannot read {file}: {exc}") from exc
+    registry = open_registry()
+    same = _identical(registry, source)
+    if same is not None:
+        click.echo(f"already registered as {same.id} (identical source, status {same.status})")
+        return
     try:
         early = static_metadata(source, origin=origin)
     except Exception:  # no class to name: the validator reports why
         early = None
     if early is not None:
-        from .registry.trust import check_seed_name
+        from ..registry.trust import check_seed_name
 
         check_seed_name(early.name, source)  # before spending a validation on it
     with Validator(budget, pool_size=2) as validator:
@@ -253,12 +298,28 @@ def register(file: str, budget: str, origin: str) -> None:
         click.echo("Not registered: fix the failures above.")
         sys.exit(1)
     meta = static_metadata(source, origin=origin)
-    record = _registry().register(source, meta, status="validated", report=report)
+    if hasattr(registry, "register_with_outcome"):
+        outcome = registry.register_with_outcome(source, meta, status="validated", report=report)
+        record, new = outcome.record, outcome.new
+    else:  # the registry before Registry.register_with_outcome
+        record, new = registry.register(source, meta, status="validated", report=report), True
+    if not new:  # registered by someone else while this one was validating
+        click.echo(f"already registered as {record.id} (identical source)")
+        return
     click.echo(f"registered {record.id} (validated, budget {budget})")
 
 
-@click.command("retire")
-@click.argument("env_id")
+def _identical(registry: Any, source: str) -> Any:
+    """The registered version whose source is exactly ``source``, or None."""
+    import hashlib
+
+    # The registry's identity of a version: the SHA-256 of its source (registry._rows).
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    return registry.by_sha256([digest]).get(digest)
+
+
+@click.command("retire", cls=SpadeCommand)
+@click.argument("env_id", type=ENV_ID)
 def retire(env_id: str) -> None:
     """Retire a version: it stays readable but is no longer offered.
 
@@ -266,168 +327,19 @@ def retire(env_id: str) -> None:
     Example:
       spade-envs retire spade/NumberGuess-v2
     """
-    click.echo(f"retired {_registry().retire(env_id).id}")
+    click.echo(f"retired {open_registry().retire(env_id).id}")
 
 
-@click.command("export")
-@click.argument("out", type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["jsonl", "parquet", "package"]),
-    default="jsonl",
-    show_default=True,
-    help="package: a directory that pip installs and registers its environments with gymnasium.",
-)
-@click.option("--status", type=click.Choice(_STATUSES), help="Only versions with this status.")
-def export(out: str, fmt: str, status: str | None) -> None:
-    """Export registered versions (code and metadata) to OUT.
-
-    \b
-    Examples:
-      spade-envs export corpus.jsonl
-      spade-envs export corpus.parquet --format parquet
-      spade-envs export my_corpus --format package --status validated
-    """
-    from .registry.formats import export_corpus
-
-    count = export_corpus(_registry(), out, fmt, status=status)
-    click.echo(f"exported {count} environment version(s) to {out}")
-
-
-@click.command("import")
-@click.argument("path", type=click.Path(), required=False)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["jsonl", "parquet", "package", "spade-pool"]),
-    help="Default: guessed from PATH. spade-pool: a directory of game_*.py files written "
-    "by the SPADE code.",
-)
-@click.option(
-    "--suite",
-    help="Import an external suite instead of a file: reasoning-gym or rlve "
-    "(needs `pip install 'spade-envs[suites]'`).",
-)
-@click.option("--tasks", help="With --suite: comma-separated task names (default: all).")
-@click.option(
-    "--levels",
-    help="With --suite: comma-separated levels (default 0); reasoning-gym also has 'hard' "
-    "(the A.3 configurations).",
-)
-@click.option("--list-tasks", is_flag=True, help="With --suite: list its tasks and exit.")
-@click.option(
-    "--budget",
-    type=click.Choice(_BUDGETS),
-    default=None,
-    help="Validation budget for the imported versions [default: default; fast for --suite].",
-)
-@click.option(
-    "--no-validate",
-    is_flag=True,
-    help="Do not validate: store the versions 'unvalidated' (gym.make then warns; "
-    "`spade-envs revalidate` validates them later). Not for --suite.",
-)
-@click.option("--json", "as_json", is_flag=True, help="With --suite: the result as JSON.")
-def import_(
-    path: str | None,
-    fmt: str | None,
-    suite: str | None,
-    tasks: str | None,
-    levels: str | None,
-    list_tasks: bool,
-    budget: str | None,
-    no_validate: bool,
-    as_json: bool,
-) -> None:
-    """Import environments: each new version is validated, then registered.
-
-    Nothing in the file is trusted: status, kind, skill and max_turns are not read
-    from it (they come from each source), and every new version is validated in the
-    sandbox in parallel: passed ones are stored 'validated', failed ones 'rejected'
-    (with the report; `spade-envs show ID` says why). Identical code is skipped. A
-    malformed file imports nothing; versions that cannot be stored (no environment
-    class, a seed's name on other code, in a spade-pool also links, FIFOs and devices)
-    are listed and skipped.
-
-    With --suite, every task at every level becomes an environment (spade/RgChainSumL0-v1,
-    spade/RlveCRTL3-v1): the suite's gold answer must win in the sandbox on every tested
-    seed, trivial answers must lose. Tasks whose suite stores no answer to replay are
-    stored 'unvalidated' with the reason. Re-running continues an interrupted import.
-
-    \b
-    Examples:
-      spade-envs import corpus.jsonl
-      spade-envs import ./spare_games --format spade-pool --budget fast
-      spade-envs import big.parquet --no-validate
-      spade-envs import --suite reasoning-gym --tasks chain_sum,maze --levels 0,3,hard
-      spade-envs import --suite rlve --levels 0,3
-    """
-    if suite is not None:
-        budget = budget or "fast"
-        _import_suite(path, suite, tasks, levels, list_tasks, budget, no_validate, as_json)
-        return
-    if tasks or levels or list_tasks:
-        raise click.UsageError("--tasks, --levels and --list-tasks go with --suite.")
-    from .registry.formats import import_corpus
-
-    if path is None:
-        raise click.UsageError("Pass the PATH of a corpus to import, or --suite NAME.")
-    if not Path(path).exists():
-        raise click.UsageError(f"{path} does not exist.")
-    result = import_corpus(
-        _registry(), path, fmt, validate=not no_validate, budget=budget or "default",
-        progress=True,
-    )
-    for problem in result.problems:
-        click.echo(f"skipped: {problem}", err=True)
-    click.echo(result.summary())
-    if no_validate and result.imported:
-        click.echo("not validated: run `spade-envs revalidate --status unvalidated` to validate.")
-
-
-def _import_suite(
-    path: str | None,
-    suite: str,
-    tasks: str | None,
-    levels: str | None,
-    list_tasks: bool,
-    budget: str,
-    no_validate: bool,
-    as_json: bool,
-) -> None:
-    from .suites import parse_levels, task_names
-    from .suites.importer import import_suite
-
-    if path is not None:
-        raise click.UsageError("Pass either a PATH or --suite, not both.")
-    if no_validate:
-        raise click.UsageError("--suite always validates: suite environments are gated too.")
-    if list_tasks:
-        for name in task_names(suite):
-            click.echo(name)
-        return
-    chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
-    result = import_suite(
-        _registry(), suite, tasks=chosen, levels=parse_levels(levels), budget=budget
-    )
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=1))
-    else:
-        click.echo(result.summary())
-    if result.interrupted:
-        click.echo("interrupted: what finished is registered; run the same command to go on.")
-        sys.exit(130)
-
-
-@click.command("revalidate")
-@click.argument("env_ids", nargs=-1)
+@click.command("revalidate", cls=SpadeCommand)
+@click.argument("env_ids", nargs=-1, type=ENV_ID)
 @click.option(
     "--status",
-    type=click.Choice(_STATUSES),
+    type=SuggestChoice(STATUSES, "status"),
     help="Also every version with this status (e.g. unvalidated).",
 )
-@click.option("--budget", type=click.Choice(_BUDGETS), default="default", show_default=True)
+@click.option(
+    "--budget", type=SuggestChoice(BUDGETS, "budget"), default="default", show_default=True
+)
 def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> None:
     """Validate stored versions again; store each report and set its status from it.
 
@@ -439,9 +351,9 @@ def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> Non
       spade-envs revalidate --status unvalidated
       spade-envs revalidate spade/OrbitGuess-v1 --budget thorough
     """
-    from .registry import validate_stored
+    from ..registry import validate_stored
 
-    registry = _registry()
+    registry = open_registry()
     ids = list(env_ids)
     if status is not None:
         ids += [r.id for r in registry.iter_records(status=status) if r.id not in ids]
@@ -453,7 +365,7 @@ def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> Non
     sys.exit(0 if all(passed for _, passed in verdicts) else 1)
 
 
-@click.command("stats")
+@click.command("stats", cls=SpadeCommand)
 def stats() -> None:
     """Counts of registered versions by kind, skill, origin and status.
 
@@ -461,20 +373,15 @@ def stats() -> None:
     Example:
       spade-envs stats
     """
-    registry = _registry()
-    click.echo(f"{registry.count()} environment version(s)")
+    registry = open_registry()
+    total = registry.count()
+    if total == 0:
+        click.echo(_empty_registry_line(registry))
+        return
+    click.echo(f"{total} environment version(s) in the registry at {registry.url}")
     for field, counts in registry.counts().items():
-        click.echo(f"{field:>7}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        if counts:  # no suite imported: no "suite:" line
+            click.echo(f"{field:>7}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
-CORPUS_COMMANDS = (
-    list_registered,
-    show,
-    search,
-    register,
-    retire,
-    export,
-    import_,
-    revalidate,
-    stats,
-)
+REGISTRY_COMMANDS = (list_registered, show, search, register, retire, revalidate, stats)

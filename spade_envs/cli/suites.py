@@ -6,10 +6,12 @@ import json
 
 import click
 
+from .errors import SpadeCommand
+
 __all__ = ["SUITE_COMMANDS"]
 
 
-@click.command("evaluate")
+@click.command("evaluate", cls=SpadeCommand)
 @click.option(
     "--model",
     "model_spec",
@@ -69,9 +71,9 @@ def evaluate_command(
       spade-envs evaluate --suite rlve:3 --episodes 4 --json
       spade-envs evaluate --suite seeds --max-turns 8
     """
-    from . import llm
-    from .registry.gym_ids import shared_registry
-    from .suites.evaluation import eval_set, evaluate
+    from .. import llm
+    from ..registry.gym_ids import shared_registry
+    from ..suites.evaluation import eval_set, evaluate
 
     registry = shared_registry()
     chosen = eval_set(set_name, registry)
@@ -83,7 +85,7 @@ def evaluate_command(
         f"{model_spec} ...",
         err=True,
     )
-    from .cli_agent import _batch_kwargs, _Progress
+    from .agent import _batch_kwargs, _Progress
 
     kwargs = _batch_kwargs({"model_spec": model_spec, "concurrency": concurrency})
     with llm.load_model(model_spec, **kwargs) as model, _Progress(total, "evaluating") as advance:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import click
 
-from .error import SpadeError
+from ..error import SpadeError
+from .errors import SpadeCommand
+from .options import SuggestChoice
 
 __all__ = ["TRAINER_COMMANDS", "report_command", "train_command"]
 
@@ -19,7 +21,7 @@ def _echo_err(line: str) -> None:
     click.echo(line, err=True)
 
 
-@click.command("train")
+@click.command("train", cls=SpadeCommand)
 @click.option(
     "--preset",
     default="cpu-tiny",
@@ -34,7 +36,7 @@ def _echo_err(line: str) -> None:
 )
 @click.option(
     "--resume",
-    type=click.Choice(["auto", "never", "always"]),
+    type=SuggestChoice(["auto", "never", "always"], "resume mode"),
     default="auto",
     show_default=True,
     help="auto: continue from the newest checkpoint if there is one; never: refuse a run "
@@ -68,17 +70,19 @@ def train_command(
       spade-envs train --preset cpu-tiny --run-dir runs/demo --iterations 4   # continue
       torchrun --nproc_per_node=8 -m spade_envs.trainer --preset gpu-8x --run-dir runs/gpu
     """
-    from .agent.failures import AllPlaysFailedError
-    from .trainer.config_io import load_config
-    from .trainer.distributed import init_distributed, shutdown
-    from .trainer.loop import SelfPlayTrainer
-    from .trainer.metrics import read_metrics
-    from .trainer.report import closing_summary, summary_table, synthesized, write_synthesized
+    from ..trainer.config_io import load_config
+    from ..trainer.distributed import init_distributed, shutdown
+    from ..trainer.loop import SelfPlayTrainer
+    from ..trainer.metrics import read_metrics
+    from ..trainer.report import closing_summary, summary_table, synthesized, write_synthesized
 
     extra = [f"iterations={iterations}"] if iterations is not None else []
+    try:  # --preset and --set are what the user typed: their errors are usage errors
+        config = load_config(preset, [*overrides, *extra])
+    except SpadeError as exc:
+        raise click.UsageError(str(exc)) from exc
     dist = None
     try:
-        config = load_config(preset, [*overrides, *extra])
         dist = init_distributed()
         trainer = SelfPlayTrainer(config, run_dir, resume=resume, dist=dist, log=_echo_err)
         trainer.run()
@@ -92,16 +96,12 @@ def train_command(
                 f"run directory: {run_dir} (metrics.jsonl, synthesized.json, tensorboard/, "
                 f"config.toml); checkpoints: {trainer.parts.checkpoints}"
             )
-    except AllPlaysFailedError as exc:  # not a usage mistake: the run itself failed
-        raise click.ClickException(str(exc)) from exc
-    except SpadeError as exc:
-        raise click.UsageError(str(exc)) from exc
-    finally:
+    finally:  # a failed run (every play failed, ...) is an error of exit code 1
         if dist is not None:
             shutdown()
 
 
-@click.command("report")
+@click.command("report", cls=SpadeCommand)
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", type=click.Path(file_okay=False), help="Default: RUN_DIR/plots.")
 def report_command(run_dir: str, out: str | None) -> None:
@@ -116,14 +116,11 @@ def report_command(run_dir: str, out: str | None) -> None:
       spade-envs report runs/demo
       spade-envs report runs/demo --out /tmp/plots
     """
-    from .trainer.metrics import read_metrics
-    from .trainer.report import draw_report, summary_table
+    from ..trainer.metrics import read_metrics
+    from ..trainer.report import draw_report, summary_table
 
-    try:
-        paths = draw_report(run_dir, out)
-        click.echo(summary_table(read_metrics(run_dir)))
-    except SpadeError as exc:
-        raise click.UsageError(str(exc)) from exc
+    paths = draw_report(run_dir, out)  # a run directory without metrics: exit code 1
+    click.echo(summary_table(read_metrics(run_dir)))
     folder = Path(out) if out else Path(run_dir) / "plots"
     click.echo(f"wrote {len(paths)} plots to {folder}: " + ", ".join(p.name for p in paths))
 

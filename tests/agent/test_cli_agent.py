@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from spade_envs.agent import load_jsonl
-from spade_envs.cli_agent import AGENT_COMMANDS, regret_command, rollout_command
+from spade_envs.cli.agent import AGENT_COMMANDS, regret_command, rollout_command
 
 from .conftest import ScriptedModel
 

@@ -391,7 +391,7 @@ def test_ci_and_help_pin_the_validated_skypilot_version():
 
 def test_cli_import_stays_light():
     code = (
-        "import sys, spade_envs.cli, spade_envs.cli_launch, spade_envs.trainer.launch; "
+        "import sys, spade_envs.cli, spade_envs.cli.launch, spade_envs.trainer.launch; "
         "print(','.join(m for m in ('sky', 'yaml', 'torch') if m in sys.modules))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}

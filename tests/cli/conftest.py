@@ -1,0 +1,27 @@
+"""Shared helpers of the CLI tests: a fresh registry per test and a renamed seed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from spade_envs.seeds import seed_source
+
+#: NumberGuess's code under a name that is not a seed's: not trusted, runs sandboxed.
+ORBIT = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
+
+
+def orbit_file(tmp_path: Path) -> Path:
+    """``ORBIT`` written to ``tmp_path/orbit.py``."""
+    path = tmp_path / "orbit.py"
+    path.write_text(ORBIT)
+    return path
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    """A CliRunner whose commands use a fresh SQLite registry in ``tmp_path``."""
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    return CliRunner()
