@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from .import_checks import validate_stored
     from .light import LightRow, PlayRow
     from .migrations import SCHEMA_VERSION
-    from .records import Document, EnvRecord, PlayStats, ValidationRecord
+    from .records import Document, EnvRecord, PlayStats, Registered, ValidationRecord
     from .store import SORTS, STATUSES, Registry
-    from .trust import ReservedNameError, UnvalidatedEnvWarning
-    from .urls import default_url, resolve_url
+    from .trust import ReservedNameError, RetiredEnvWarning, UnvalidatedEnvWarning
+    from .urls import RegistryLocationError, default_url, resolve_url
 
 # ``import spade_envs`` installs the gym.make hook, which only needs ``ids``; the store
 # and its records load on first use, keeping the package import cheap.
@@ -31,16 +31,19 @@ _LAZY = {
     "Document": "records",
     "EnvRecord": "records",
     "PlayStats": "records",
+    "Registered": "records",
     "ValidationRecord": "records",
     "SORTS": "store",
     "STATUSES": "store",
     "Registry": "store",
     "default_url": "urls",
     "resolve_url": "urls",
+    "RegistryLocationError": "urls",
     "LightRow": "light",
     "PlayRow": "light",
     "ReservedNameError": "trust",
     "UnvalidatedEnvWarning": "trust",
+    "RetiredEnvWarning": "trust",
     "validate_stored": "import_checks",
 }
 
@@ -59,8 +62,11 @@ __all__ = [
     "PlayRow",
     "PlayStats",
     "ValidationRecord",
+    "Registered",
     "Registry",
+    "RegistryLocationError",
     "ReservedNameError",
+    "RetiredEnvWarning",
     "UnvalidatedEnvWarning",
     "check_name",
     "default_url",

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from .urls import sqlite_path
 
-__all__ = ["read_env", "read_status", "read_versions", "sqlite_path"]
+__all__ = [
+    "read_all_ids",
+    "read_env",
+    "read_status",
+    "read_statuses",
+    "read_versions",
+    "sqlite_path",
+]
 
 _local = threading.local()
 
@@ -91,3 +98,33 @@ def read_status(url: str, name: str, version: int) -> str | None:
     except sqlite3.Error:
         return None
     return None if row is None else str(row[0])
+
+
+def read_statuses(url: str, name: str) -> list[tuple[int, str]] | None:
+    """``(version, status)`` of every stored version of ``name``, oldest first, or None
+    if this cannot tell."""
+    path = sqlite_path(url)
+    conn = _connection(path) if path else None
+    if conn is None:
+        return None
+    try:
+        rows = conn.execute(
+            "SELECT version, status FROM environments WHERE name = ? ORDER BY version", (name,)
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    return [(int(v), str(s)) for v, s in rows]
+
+
+def read_all_ids(url: str) -> list[tuple[str, int]] | None:
+    """``(name, version)`` of every stored version (two small columns of each row, from
+    the ``(name, version)`` index), or None if this cannot tell."""
+    path = sqlite_path(url)
+    conn = _connection(path) if path else None
+    if conn is None:
+        return None
+    try:
+        rows = conn.execute("SELECT name, version FROM environments").fetchall()
+    except sqlite3.Error:
+        return None
+    return [(str(n), int(v)) for n, v in rows]

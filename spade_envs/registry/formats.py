@@ -298,7 +298,7 @@ def _register_rows(registry: Registry, rows: list[Row], result: ImportResult) ->
         rows = sorted(rows, key=lambda r: r.version or 0)  # stable: keeps each name's order
     # Rows get keys above the newest key before the import; identical code returns the
     # existing record instead (possibly under another name).
-    newest = registry.list(limit=1)
+    newest = registry.list(limit=1, include_retired=True)
     before = newest[0].key if newest else 0
     seen: set[str] = set()
     # Consecutive runs of rows with the same shared fields go in one transaction each.

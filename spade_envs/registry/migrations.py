@@ -71,6 +71,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         sqlite_at_least=(3, 25, 0),
     ),
+    Migration(
+        5,
+        "the packaged seeds a registry was given, so that each is registered once (on the "
+        "first open by a user-facing entry point) and one its user retired or removed "
+        "does not come back",
+        ("ALTER TABLE spade_schema ADD COLUMN seeds_json TEXT NOT NULL DEFAULT '[]'",),
+    ),
 )
 
 #: Version of the schema this code writes.
@@ -111,6 +118,8 @@ def prepare_schema(engine: Any, where: str) -> None:
             "record; it is not a spade-envs registry. Point SPADE_REGISTRY_URL elsewhere."
         )
     if "spade_schema" in tables_here:
+        if schema_version(engine) is None:
+            _refuse_older_tables(engine, where)
         _upgrade(engine, where)
     for _attempt in range(3):
         try:
@@ -130,6 +139,36 @@ def prepare_schema(engine: Any, where: str) -> None:
                 session.commit()
             except IntegrityError:
                 session.rollback()  # another process recorded it first
+
+
+def _refuse_older_tables(engine: Any, where: str) -> None:
+    """A ``spade_schema`` table without its row: fine while another process is creating a
+    fresh database (its tables are complete), refused when the tables are older than this
+    schema, since the version they need upgrading from is unknown.
+
+    Raises:
+        SpadeError: Some table lacks columns of the newest schema.
+    """
+    from sqlalchemy import inspect
+
+    from . import tables
+
+    found = inspect(engine)
+    missing = []
+    for name in tables.__all__:
+        table = getattr(tables, name).__table__
+        if found.has_table(table.name):
+            have = {column["name"] for column in found.get_columns(table.name)}
+            missing += [f"{table.name}.{c.name}" for c in table.columns if c.name not in have]
+    if missing:
+        raise SpadeError(
+            f"The registry at {where} has lost its schema version record (the row of "
+            f"spade_schema), and its tables are older than this spade-envs (no "
+            f"{', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''}), so it cannot be "
+            "upgraded safely. Restore a backup of it (a SQLite file's upgrades keep "
+            "<file>.v<N>.bak next to it), or export its versions with the spade-envs that "
+            "wrote it and import them into a new registry."
+        )
 
 
 def _upgrade(engine: Any, where: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from .ids import env_id
 
-__all__ = ["Document", "EnvRecord", "PlayStats", "ValidationRecord"]
+__all__ = ["Document", "EnvRecord", "PlayStats", "Registered", "ValidationRecord"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,25 @@ class EnvRecord:
         data["parents"] = list(self.parents)
         data["created_at"] = self.created_at.isoformat() if self.created_at else None
         return data
+
+
+@dataclass(frozen=True)
+class Registered:
+    """What ``Registry.register_with_outcome`` did: the version's record, and whether
+    this call stored it.
+
+    ``new`` is False when identical code (the same SHA-256) was already registered, under
+    this name or another: nothing changed and ``record`` is the existing version (with its
+    own name, version and status).
+    """
+
+    record: EnvRecord
+    new: bool
+
+    @property
+    def id(self) -> str:
+        """The version's ID, ``spade/<Name>-v<N>``."""
+        return self.record.id
 
 
 @dataclass(frozen=True)

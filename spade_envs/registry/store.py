@@ -9,26 +9,31 @@ killed mid-way leaves nothing behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.metadata import KINDS, ORIGINS, EnvMetadata
-from ..error import SpadeError, UnknownEnvironmentError
-from .attachments import Attachments, _chunks, renamed_regret, validation_row
-from .ids import check_name, env_id, parse_env_id
+from ..core.metadata import EnvMetadata
+from ..error import MissingExtraError, SpadeError, UnknownEnvironmentError
+from .attachments import Attachments, _chunks, renamed_regret
+from .ids import env_id, parse_env_id
 from .light import LightRows
 from .migrations import SCHEMA_VERSION, prepare_schema
-from .records import EnvRecord, env_record
-from .urls import default_url, resolve_url
+from .records import EnvRecord, Registered, env_record
+from .urls import default_url, prepare_location, resolve_url
+from .writes import STATUSES, register_items
 
-__all__ = ["SCHEMA_VERSION", "SORTS", "STATUSES", "EnvRecord", "Registry", "default_url"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "SORTS",
+    "STATUSES",
+    "EnvRecord",
+    "Registered",
+    "Registry",
+    "default_url",
+]
 
-#: Lifecycle of an environment version. ``unvalidated``: imported without validation
-#: (``--no-validate``); ``gym.make`` warns about it (and about ``rejected`` ones).
-STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
 #: Orders :meth:`Registry.list` accepts (``regret``, the old name of ``hint_gain``, still
 #: works with a DeprecationWarning).
 SORTS = ("created", "hint_gain", "name")
@@ -39,32 +44,47 @@ class Registry(Attachments, LightRows):
 
     Args:
         url: SQLAlchemy URL (``sqlite:///path.db`` or ``postgresql+psycopg://...``) or a
-            SQLite file path; defaults to :func:`default_url` (see
-            :func:`~spade_envs.registry.urls.resolve_url`).
+            SQLite file path (``reg.db``, ``~/reg.db``); defaults to :func:`default_url`
+            (see :func:`~spade_envs.registry.urls.resolve_url`). A SQLite file's directory
+            must exist, except the per-user data directory, which is created.
+        seeds: Register the packaged seeds this registry was never given (once per seed
+            name, recorded in the registry: a seed retired or removed later is not
+            registered again; see :mod:`~spade_envs.registry.seeding`). User-facing
+            entry points pass True (the CLI, ``spade-envs serve``, ``gym.make``); the
+            default False opens the database as it is, as tests and tools that count
+            versions want.
+
+    Raises:
+        RegistryLocationError: A SQLite file's directory does not exist.
+        MissingExtraError: A PostgreSQL URL without psycopg installed (the
+            ``[postgres]`` extra).
+        SpadeError: The URL is not usable, or the database not a registry.
     """
 
-    def __init__(self, url: str | None = None):
+    def __init__(self, url: str | None = None, *, seeds: bool = False):
         from sqlalchemy import event
         from sqlalchemy.exc import SQLAlchemyError
         from sqlmodel import create_engine
 
         self.url = resolve_url(url)
+        prepare_location(self.url)
         kwargs: dict[str, Any] = {}
         if self.url.startswith("sqlite"):
-            path = self.url.split("///", 1)[-1]
-            if path and path != ":memory:":
-                try:
-                    Path(path).parent.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise SpadeError(
-                        f"Cannot create the registry directory for {path}: {exc}. "
-                        "Set SPADE_REGISTRY_URL to a writable location."
-                    ) from exc
             kwargs["connect_args"] = {"timeout": 30}
         try:
             self.engine = create_engine(self.url, **kwargs)
-        except (SQLAlchemyError, ImportError, ValueError) as exc:
+        except ModuleNotFoundError as exc:
+            if self.url.startswith("postgres") and (exc.name or "").startswith("psycopg"):
+                raise MissingExtraError(
+                    "A PostgreSQL registry", [exc.name or "psycopg"], "postgres"
+                ) from exc
             raise SpadeError(f"Cannot use registry URL {self.url!r}: {exc}") from exc
+        except (SQLAlchemyError, ImportError, ValueError) as exc:
+            raise SpadeError(
+                f"Cannot use registry URL {self.url!r}: {exc}. Give a SQLite file path "
+                "(registry.db), a sqlite:///PATH URL or a postgresql+psycopg://USER@HOST/DB "
+                "URL."
+            ) from exc
         if self.engine.dialect.name == "sqlite":
 
             @event.listens_for(self.engine, "connect")
@@ -76,6 +96,8 @@ class Registry(Attachments, LightRows):
                 cursor.close()
 
         self._prepare_schema()
+        if seeds:
+            self.register_seeds(once=True)
 
     # ----- schema ---------------------------------------------------------------------------
     def _prepare_schema(self) -> None:
@@ -139,7 +161,48 @@ class Registry(Attachments, LightRows):
             ReservedNameError: ``meta.name`` is a seed's name but ``source`` is not that
                 seed's packaged module; rename the class.
         """
-        return self.register_many(
+        return self.register_with_outcome(
+            source,
+            meta,
+            status=status,
+            document_id=document_id,
+            model=model,
+            run_id=run_id,
+            prompt_sha256=prompt_sha256,
+            hint=hint,
+            extra=extra,
+            report=report,
+            suite=suite,
+        ).record
+
+    def register_with_outcome(
+        self,
+        source: str,
+        meta: EnvMetadata,
+        *,
+        status: str = "candidate",
+        document_id: int | None = None,
+        model: str = "",
+        run_id: str | None = None,
+        prompt_sha256: str = "",
+        hint: str = "",
+        extra: dict[str, Any] | None = None,
+        report: Any = None,
+        suite: str = "",
+    ) -> Registered:
+        """:meth:`register`, also saying whether this call stored a new version.
+
+        Takes the same arguments and follows the same rules. ``Registered.new`` is False
+        when identical code was already registered (then nothing was written, not even
+        ``status`` or ``report``, and the record is the existing version's), so a caller
+        can say "already registered as spade/X-v2" instead of "registered".
+
+        Example:
+            >>> outcome = registry.register_with_outcome(source, meta)  # doctest: +SKIP
+            >>> print(("registered " if outcome.new else "already registered ") + outcome.id)
+        """
+        ((record, new),) = register_items(
+            self.engine,
             [(source, meta)],
             status=status,
             document_id=document_id,
@@ -150,7 +213,8 @@ class Registry(Attachments, LightRows):
             extra=extra,
             reports=[report],
             suite=suite,
-        )[0]
+        )
+        return Registered(record, new)
 
     def register_many(
         self,
@@ -172,103 +236,38 @@ class Registry(Attachments, LightRows):
         written if any item is invalid (a seed's name on other code included). Under a
         concurrent writer the batch is retried.
         """
-        from sqlalchemy.exc import IntegrityError
-        from sqlmodel import Session, col, func, select
+        return [
+            record
+            for record, _new in register_items(
+                self.engine,
+                items,
+                status=status,
+                document_id=document_id,
+                model=model,
+                run_id=run_id,
+                prompt_sha256=prompt_sha256,
+                hint=hint,
+                extra=extra,
+                reports=reports,
+                suite=suite,
+            )
+        ]
 
-        from .tables import EnvironmentRow, ValidationRow
-        from .trust import check_seed_name
-
-        if status not in STATUSES:
-            raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
-        for source, meta in items:
-            check_name(meta.name)
-            check_seed_name(meta.name, source)
-            if meta.kind not in KINDS or meta.origin not in ORIGINS:
-                raise SpadeError(
-                    f"{meta.name}: kind must be in {KINDS} and origin in {ORIGINS}, "
-                    f"got {meta.kind!r} and {meta.origin!r}."
-                )
-        reports = list(reports) if reports is not None else [None] * len(items)
-        digests = [_sha256(source) for source, _ in items]
-        for _attempt in range(20):
-            with Session(self.engine) as session:
-                found: dict[str, Any] = {}
-                for chunk in _chunks(sorted(set(digests)), 500):
-                    for row in session.exec(
-                        select(EnvironmentRow).where(col(EnvironmentRow.sha256).in_(chunk))
-                    ):
-                        found[row.sha256] = row
-                names = sorted({meta.name for _, meta in items})
-                latest: dict[str, int] = {}
-                for chunk in _chunks(names, 500):
-                    for name, top in session.exec(
-                        select(EnvironmentRow.name, func.max(EnvironmentRow.version))
-                        .where(col(EnvironmentRow.name).in_(chunk))
-                        .group_by(EnvironmentRow.name)
-                    ):
-                        latest[name] = top
-                rows: list[Any] = []
-                pending_reports: list[tuple[Any, Any]] = []
-                for (source, meta), digest, report in zip(items, digests, reports):
-                    if digest in found:
-                        rows.append(found[digest])
-                        continue
-                    latest[meta.name] = latest.get(meta.name, 0) + 1
-                    row = EnvironmentRow(
-                        name=meta.name,
-                        version=latest[meta.name],
-                        sha256=digest,
-                        source=source,
-                        class_name=meta.name,
-                        kind=meta.kind,
-                        skill=meta.skill,
-                        description=meta.description,
-                        max_turns=meta.max_turns,
-                        origin=meta.origin,
-                        status=status,
-                        parents_json=json.dumps(list(meta.parents)),
-                        document_id=document_id,
-                        model=model,
-                        run_id=run_id,
-                        prompt_sha256=prompt_sha256,
-                        hint=hint,
-                        extra_json=json.dumps(extra or {}),
-                        suite=suite,
-                    )
-                    found[digest] = row  # the same code twice in one batch: one version
-                    session.add(row)
-                    rows.append(row)
-                    if report is not None:
-                        pending_reports.append((row, report))
-                try:
-                    if pending_reports:
-                        session.flush()  # gives the new rows their keys
-                        for row, report in pending_reports:
-                            session.add(validation_row(ValidationRow, row, report))
-                    session.commit()
-                except IntegrityError:
-                    session.rollback()  # another writer took a version or the same code
-                    continue
-                for row in rows:
-                    session.refresh(row)
-                return [env_record(row) for row in rows]
-        raise SpadeError("Could not register: too many concurrent writers; retry.")
-
-    def register_seeds(self) -> int:
+    def register_seeds(self, *, once: bool = False) -> int:
         """Register every packaged seed that has no version here yet (status validated).
+
+        Args:
+            once: Only the seeds this registry was never given (what ``Registry(url,
+                seeds=True)`` does); by default every seed without a version, so that the
+                designer finds all its parents. Either way the seeds are recorded as
+                given (see :mod:`~spade_envs.registry.seeding`).
 
         Returns:
             How many seeds were registered now.
         """
-        from ..core.metadata import describe
-        from ..seeds import seed_class, seed_names, seed_source
+        from .seeding import register_seeds
 
-        missing = [name for name in seed_names() if not self.versions(name)]
-        if missing:
-            self.register_many(
-                [(seed_source(n), describe(seed_class(n))) for n in missing], status="validated"
-            )
-        return len(missing)
+        return register_seeds(self, once=once)
 
     def set_status(self, id_: str, status: str) -> EnvRecord:
         """Change the status of a version (its source never changes)."""
@@ -404,6 +403,7 @@ class Registry(Attachments, LightRows):
         limit: int = 100,
         offset: int = 0,
         suite: str | None = None,
+        include_retired: bool = False,
     ) -> list[EnvRecord]:
         """Records matching the filters.
 
@@ -411,6 +411,8 @@ class Registry(Attachments, LightRows):
             sort: ``created`` (newest first), ``hint_gain`` (highest hint gain of any
                 checkpoint first; unplayed versions last) or ``name``. ``regret``, the
                 old name of ``hint_gain``, still works with a DeprecationWarning.
+            include_retired: Also list retired versions (no longer offered, so hidden by
+                default); ``status="retired"`` lists only them either way.
         """
         from sqlmodel import Session, func, select
 
@@ -429,6 +431,8 @@ class Registry(Attachments, LightRows):
         ):
             if value is not None:
                 query = query.where(column == value)
+        if status is None and not include_retired:
+            query = query.where(EnvironmentRow.status != "retired")
         if sort == "hint_gain":
             best = (
                 select(
@@ -511,7 +515,3 @@ class Registry(Attachments, LightRows):
     def close(self) -> None:
         """Release the database connections."""
         self.engine.dispose()
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

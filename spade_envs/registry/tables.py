@@ -28,9 +28,14 @@ def _now() -> dt.datetime:
 
 
 class SchemaRow(SQLModel, table=True):
+    """The registry's own metadata: one row (``id`` 1)."""
+
     __tablename__ = "spade_schema"
     id: int = Field(default=1, primary_key=True)
     version: int
+    # Added in schema version 5: the names of the packaged seeds this registry was given
+    # (a JSON list), so each is registered once and a retired or removed one stays away.
+    seeds_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
 
 
 class DocumentRow(SQLModel, table=True):

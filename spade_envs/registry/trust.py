@@ -16,9 +16,11 @@ from ..error import SpadeError
 __all__ = [
     "UNVALIDATED_STATUSES",
     "ReservedNameError",
+    "RetiredEnvWarning",
     "UnvalidatedEnvWarning",
     "check_seed_name",
     "reserved_seed",
+    "warn_retired",
     "warn_unvalidated",
 ]
 
@@ -29,6 +31,10 @@ class ReservedNameError(SpadeError):
 
 class UnvalidatedEnvWarning(UserWarning):
     """``gym.make`` built a version whose code was never validated (or was rejected)."""
+
+
+class RetiredEnvWarning(UserWarning):
+    """``gym.make`` built a retired version: it still runs, but is no longer offered."""
 
 
 def reserved_seed(name: str) -> str | None:
@@ -88,4 +94,27 @@ def warn_unvalidated(env_id: str, status: str) -> None:
         "stores the report and sets its status to validated or rejected.",
         UnvalidatedEnvWarning,
         stacklevel=3,
+    )
+
+
+def warn_retired(env_id: str, newest_validated: str | None) -> None:
+    """Warn (:class:`RetiredEnvWarning`) that ``env_id`` is retired, naming what to use.
+
+    Args:
+        env_id: The retired version that is being made.
+        newest_validated: The newest validated version of the same name, if any.
+    """
+    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+    if newest_validated is not None and newest_validated != env_id:
+        advice = f"Use {newest_validated}, the newest validated version of {name}, instead."
+    else:
+        advice = (
+            f"No validated version of {name} is registered; `spade-envs list` shows the "
+            "versions that are offered."
+        )
+    warnings.warn(
+        f"{env_id} is retired: it still runs, but is no longer offered (listings hide it). "
+        f"{advice}",
+        RetiredEnvWarning,
+        stacklevel=4,  # warn_retired, make_env, gymnasium's make: the caller of gym.make
     )

@@ -1,7 +1,10 @@
 """Where the registry is: the one resolver of registry URLs (no SQLAlchemy import).
 
 Every entry point (the library's ``Registry()``, ``gym.make``, the CLI, the corpus
-browser) turns what the user gave into a SQLAlchemy URL with :func:`resolve_url`.
+browser) turns what the user gave into a SQLAlchemy URL with :func:`resolve_url`, and
+:func:`prepare_location` checks a SQLite file's directory before the database is opened:
+the per-user data directory is created on purpose, any other missing directory is an
+error (a typo'd path would otherwise become a new, empty registry somewhere unexpected).
 """
 
 from __future__ import annotations
@@ -9,10 +12,35 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["default_url", "resolve_url", "sqlite_path"]
+from ..error import SpadeError
+
+__all__ = [
+    "ENV_VAR",
+    "RegistryLocationError",
+    "data_dir_url",
+    "default_url",
+    "prepare_location",
+    "resolve_url",
+    "sqlite_path",
+]
 
 #: The environment variable naming the registry (a URL, or a SQLite file path).
 ENV_VAR = "SPADE_REGISTRY_URL"
+
+#: URL schemes that name PostgreSQL without a driver; they mean psycopg (version 3), the
+#: driver the ``[postgres]`` extra installs (SQLAlchemy's default would be psycopg2).
+_BARE_POSTGRES = ("postgresql://", "postgres://")
+
+
+class RegistryLocationError(SpadeError):
+    """The registry's location cannot be used (e.g. its directory does not exist)."""
+
+
+def data_dir_url() -> str:
+    """The per-user default registry: ``registry.db`` in ``$XDG_DATA_HOME/spade-envs``
+    (default ``~/.local/share/spade-envs``); its directory is created when missing."""
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{(base / 'spade-envs' / 'registry.db').expanduser().resolve()}"
 
 
 def resolve_url(value: str | os.PathLike[str] | None = None) -> str:
@@ -20,22 +48,38 @@ def resolve_url(value: str | os.PathLike[str] | None = None) -> str:
 
     Args:
         value: A SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``), a
-            SQLite file path (made absolute), or None: ``SPADE_REGISTRY_URL`` (itself a
-            URL or a path), else ``registry.db`` in the user's data directory
-            (``$XDG_DATA_HOME/spade-envs``, default ``~/.local/share/spade-envs``).
+            SQLite file path (``/data/reg.db``, ``reg.db``, ``~/reg.db``; made absolute),
+            or None: ``SPADE_REGISTRY_URL`` (itself a URL or a path), else
+            :func:`data_dir_url`. A SQLite URL's path is made absolute too (``~``
+            expanded), and ``postgresql://``/``postgres://`` without a driver mean
+            ``postgresql+psycopg://`` (the ``[postgres]`` extra's driver).
 
     Returns:
         A URL SQLAlchemy accepts.
+
+    Example:
+        ``resolve_url("~/reg.db") == f"sqlite:///{Path.home()}/reg.db"``
     """
     if value is None or str(value) == "":
         value = os.environ.get(ENV_VAR) or None
         if value is None:
-            base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-            return f"sqlite:///{base / 'spade-envs' / 'registry.db'}"
-    text = os.fspath(value)
+            return data_dir_url()
+    text = os.fspath(value).strip()
+    for bare in _BARE_POSTGRES:
+        if text.startswith(bare):
+            return "postgresql+psycopg://" + text[len(bare) :]
+    if text.startswith("sqlite:///"):
+        path, sep, query = text[len("sqlite:///") :].partition("?")
+        if path and path != ":memory:" and not path.startswith("file:"):
+            return f"sqlite:///{_absolute(path)}{sep}{query}"
+        return text
     if "://" in text:
         return text
-    return f"sqlite:///{Path(text).expanduser().resolve()}"
+    return f"sqlite:///{_absolute(text)}"
+
+
+def _absolute(path: str) -> Path:
+    return Path(path).expanduser().resolve()
 
 
 def default_url() -> str:
@@ -49,3 +93,41 @@ def sqlite_path(url: str) -> str | None:
         return None
     path = url[len("sqlite:///") :].split("?", 1)[0]
     return path if path and path != ":memory:" else None
+
+
+def prepare_location(url: str) -> None:
+    """Check that a SQLite registry's directory exists; create only the default one.
+
+    Args:
+        url: A URL from :func:`resolve_url`. Anything but a ``sqlite:///`` file passes.
+
+    Raises:
+        RegistryLocationError: The file's directory does not exist (and is not the
+            per-user data directory), or is not a directory, or the data directory
+            cannot be created.
+    """
+    path = sqlite_path(url)
+    if path is None or path.startswith("file:"):
+        return
+    parent = Path(path).parent
+    if parent.is_dir():
+        return
+    if url == data_dir_url():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RegistryLocationError(
+                f"Cannot create the registry directory {parent}: {exc}. Set {ENV_VAR} to a "
+                "writable location (a file path such as ~/spade/registry.db, or a URL)."
+            ) from exc
+        return
+    if parent.exists():
+        raise RegistryLocationError(
+            f"Cannot open the registry {path}: {parent} is not a directory. Choose another "
+            f"path (--registry, or {ENV_VAR})."
+        )
+    raise RegistryLocationError(
+        f"Cannot open the registry {path}: the directory {parent} does not exist. Create it "
+        f"first (mkdir -p '{parent}') or choose another path (--registry, or {ENV_VAR}); "
+        "a missing directory is not created, so a typo does not start a new, empty registry."
+    )

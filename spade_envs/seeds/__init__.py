@@ -16,7 +16,14 @@ from pathlib import Path
 from ..core.loader import find_env_class
 from ..error import EnvLoadError, UnknownEnvironmentError
 
-__all__ = ["is_seed_source", "seed_class", "seed_classes", "seed_names", "seed_source"]
+__all__ = [
+    "declared_seed_names",
+    "is_seed_source",
+    "seed_class",
+    "seed_classes",
+    "seed_names",
+    "seed_source",
+]
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,6 +48,20 @@ def seed_classes() -> dict[str, type]:
         cls = find_env_class(module)
         classes[cls.__name__] = cls
     return dict(sorted(classes.items()))
+
+
+@functools.lru_cache(maxsize=1)
+def declared_seed_names() -> tuple[str, ...]:
+    """The seeds' class names read from their module names, without importing them.
+
+    Each seed module ``snake_case.py`` defines the class ``SnakeCase`` (a test checks it
+    against :func:`seed_names`), so ``import spade_envs`` can declare the seeds' Gymnasium
+    IDs and the registry can tell which seeds it was given without importing 32 modules
+    (about 0.15 s).
+    """
+    return tuple(
+        sorted("".join(part.capitalize() for part in module.split("_")) for module in _modules())
+    )
 
 
 def seed_names() -> list[str]:

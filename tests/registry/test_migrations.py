@@ -190,22 +190,16 @@ def test_a_registry_with_a_garbled_version_is_refused_with_a_clear_error(tmp_pat
         Registry(url)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a spade_schema table without its row is taken for a fresh database: create_all "
-    "skips the old tables and the row is written as the newest version, so a v3 play_stats "
-    "(column 'regret') is stamped v4 without the rename",
-)
-def test_an_old_registry_that_lost_its_version_row_is_not_stamped_newest(tmp_path):
+def test_an_old_registry_that_lost_its_version_row_is_refused_not_stamped_newest(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.db'}"
     make_old(url, 3, stats=(("c", 1.0, 0.5),))
     with sqlite3.connect(tmp_path / "old.db") as conn:
         conn.execute("DELETE FROM spade_schema")
-    try:
-        registry = Registry(url)
-    except SpadeError:
-        return  # refused: fine
-    try:
-        registry.play_stats("spade/NumberGuess-v1")  # works only if migrated
-    finally:
-        registry.close()
+    with pytest.raises(
+        SpadeError,
+        match=r"lost its schema version record .*older than this spade-envs \(no "
+        r"play_stats\.hint_gain, spade_schema\.seeds_json\)",
+    ):
+        Registry(url)
+    with sqlite3.connect(tmp_path / "old.db") as conn:  # nothing was stamped or created
+        assert conn.execute("SELECT count(*) FROM spade_schema").fetchone() == (0,)
