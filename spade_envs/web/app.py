@@ -95,8 +95,10 @@ class App:
         from ..registry import Registry
 
         self.config = config
-        self.registry = (
-            registry if registry is not None else Registry(registry_url(config.registry_url))
+        self.registry = (  # a registry it opens gets the packaged seeds once
+            registry
+            if registry is not None
+            else Registry(registry_url(config.registry_url), seeds=True)
         )
         self.catalog = Catalog(self.registry, refresh_s=config.refresh_s)
         self.vectors = Vectors(
