@@ -215,7 +215,7 @@ def stats(request: Request, app: Spade) -> Stats:
 
 
 def _lineage(app: Any, record: Any, snap: Snapshot) -> Lineage:
-    names = set(snap.names)
+    names = snap.name_set
     parents = []
     for ref in record.parents:
         try:

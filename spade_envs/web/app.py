@@ -268,6 +268,10 @@ class App:
             }.get(exc.status_code, str(exc.detail))
             response = self.error_response(request, exc.status_code, message)
             response.headers.update(exc.headers or {})
+            if "allow" in response.headers:  # Starlette's order is a set's: make it stable
+                allowed = {m.strip() for m in response.headers["allow"].split(",")}
+                order = ("GET", "HEAD", "POST", "DELETE")
+                response.headers["allow"] = ", ".join(m for m in order if m in allowed)
             return response
         return self.crash_response(request, exc)
 

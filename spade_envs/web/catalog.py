@@ -14,6 +14,7 @@ The environment page itself always reads the registry directly (never stale).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -71,6 +72,11 @@ class Snapshot:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    @functools.cached_property
+    def name_set(self) -> frozenset[str]:
+        """Every name in the snapshot (built once per snapshot, for membership tests)."""
+        return frozenset(self.names)
 
     def env_id(self, pos: int) -> str:
         return env_id(self.names[pos], int(self.versions[pos]))

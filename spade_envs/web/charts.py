@@ -307,10 +307,12 @@ def scatter(
         f'<rect x="{frame.left}" y="{frame.top}" width="{width - frame.left - frame.right}" '
         f'height="{height - frame.top - frame.bottom}" class="plot"/>'
     )
+    # Thousands of points: each distinct colour and link is escaped once, not per point.
+    colours = {c: esc(c) for c in {p[2] for p in points}}
     for x, y, colour, href, label in points:
         parts.append(
             f'<a href="{esc(href)}"><circle cx="{frame.px(x):.1f}" cy="{frame.py(y):.1f}" r="4" '
-            f'fill="{esc(colour)}" class="pt"><title>{esc(label)}</title></circle></a>'
+            f'fill="{colours[colour]}" class="pt"><title>{esc(label)}</title></circle></a>'
         )
     for i, (name, colour) in enumerate(legend):
         lx = width - 155

@@ -43,8 +43,9 @@ __all__ = ["BUDGET_S", "WAIT_S", "Example", "ExampleEpisodes", "ExampleStep", "e
 
 #: Wall-clock seconds one example episode may take in all.
 BUDGET_S = 10.0
-#: Seconds a page waits for an example it had to start (then it shows it is playing).
-WAIT_S = 0.05
+#: Seconds a page waits for an example it had to start (then it shows it is playing and
+#: reloads): short, so that a first view stays within the pages' 100 ms target.
+WAIT_S = 0.02
 #: Steps of an example kept in its transcript (the return counts every step).
 MAX_STEPS_SHOWN = 200
 #: Characters of one observation or action kept in a transcript.

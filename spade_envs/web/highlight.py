@@ -10,6 +10,9 @@ length, so what is shown is always exactly the stored source.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from markupsafe import Markup
 
 from .render import escape_text as esc
@@ -17,7 +20,9 @@ from .render import escape_text as esc
 __all__ = ["highlight_python"]
 
 
+@functools.cache
 def _css_class(kind: object) -> str:
+    """The style sheet's class of a Pygments token type (token types are few: cached)."""
     from pygments import token as t
 
     checks = (
@@ -31,12 +36,17 @@ def _css_class(kind: object) -> str:
     return ""
 
 
-def _spans(source: str) -> list[tuple[int, int, str]]:
-    """``(start offset, end offset, css class)`` of every highlighted token, in order."""
+@functools.lru_cache(maxsize=1)
+def _lexer() -> Any:
     from pygments.lexers.python import PythonLexer
 
+    return PythonLexer(stripnl=False, ensurenl=False, tabsize=0)
+
+
+def _spans(source: str) -> list[tuple[int, int, str]]:
+    """``(start offset, end offset, css class)`` of every highlighted token, in order."""
     copy = source.replace("\r", " ").replace("\ufeff", " ")  # same offsets, nothing to normalise
-    lexer = PythonLexer(stripnl=False, ensurenl=False, tabsize=0)
+    lexer = _lexer()
     spans: list[tuple[int, int, str]] = []
     for start, kind, text in lexer.get_tokens_unprocessed(copy):
         if copy[start : start + len(text)] != text:
@@ -51,8 +61,12 @@ def _spans(source: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+@functools.lru_cache(maxsize=256)
 def highlight_python(source: str) -> Markup:
-    """``source`` as a ``<pre class="code">`` block with one ``<span class="line">`` per line."""
+    """``source`` as a ``<pre class="code">`` block with one ``<span class="line">`` per line.
+
+    Versions are immutable, so the last 256 sources highlighted are kept.
+    """
     lines = source.split("\n")
     starts = []
     offset = 0

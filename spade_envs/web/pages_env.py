@@ -131,7 +131,7 @@ def _reports(reports: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _ref(ref: str, names: set[str]) -> dict[str, str]:
+def _ref(ref: str, names: frozenset[str]) -> dict[str, str]:
     """A parent reference: an ID (a link), a name in this registry, or unknown text."""
     try:
         parse_env_id(ref)
@@ -168,7 +168,7 @@ def _similar(app: Any, record: Any) -> dict[str, Any]:
 
 def _lineage(app: Any, record: Any) -> dict[str, Any]:
     snap = app.catalog.snapshot()
-    names = set(snap.names)
+    names = snap.name_set
     children = [snap.env_id(p) for p in snap.children_of(record.id, record.name)]
     made = [(k, v) for k, v in (("model", record.model), ("run", record.run_id),
                                 ("prompt sha256", record.prompt_sha256)) if v]  # fmt: skip

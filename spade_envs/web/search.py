@@ -132,7 +132,7 @@ def parse_list_query(params: Params, snap: Snapshot, *, paged: bool = True) -> L
     for facet in FACETS:
         values[facet] = params.choice(facet, snap.choices(facet) or ["(none yet)"])
     name = params.text("name", max_chars=64) or None
-    if name is not None and name not in set(snap.names):
+    if name is not None and name not in snap.name_set:
         raise HTTPError(400, f"name: no environment is called {name!r}.")
     low = params.number("hint_gain_min", low=-HINT_GAIN_BOUND, high=HINT_GAIN_BOUND)
     high = params.number("hint_gain_max", low=-HINT_GAIN_BOUND, high=HINT_GAIN_BOUND)
