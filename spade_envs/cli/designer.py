@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..core.metadata import SKILLS
-from .errors import SpadeCommand
+from .errors import SpadeCommand, options_checked
 from .options import SuggestChoice
 
 __all__ = ["DESIGNER_COMMANDS"]
@@ -126,8 +126,9 @@ def generate(
         if mode not in ("scaffold", "auto"):
             raise click.UsageError(f"--parent is for --mode scaffold (got --mode {mode}).")
         registry.register_seeds()
-        record = registry.get(parent)
-        Scaffold(record.source, record.id)
+        record = registry.get(parent)  # an unknown ID: exit 1, with close matches
+        with options_checked("'--parent'"):  # a parent without holes: a usage error
+            Scaffold(record.source, record.id)
     click.echo(f"loading {model_spec} ...", err=True)
     with load_model(model_spec) as model:
         # A named parent means scaffold mode, whatever size auto would read off the model.

@@ -9,6 +9,8 @@ which turns library errors into one ``Error: ...`` line on standard error.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -24,6 +26,7 @@ from ..error import (
 
 __all__ = [
     "EXTRA_OF_MODULE",
+    "options_checked",
     "SpadeCommand",
     "SpadeGroup",
     "missing_module_error",
@@ -58,6 +61,22 @@ EXTRA_OF_MODULE = {
 #: Library errors whose fix is another option on the command line: usage errors (exit 2).
 _REGISTERED = ("registered environment", "environment version")
 _USAGE_ERRORS: tuple[type[SpadeError], ...] = (InvalidKnobError, UntrustedCodeError)
+
+
+@contextlib.contextmanager
+def options_checked(param_hint: str | None = None) -> Iterator[None]:
+    """Inside it, a library error is a usage error (exit 2): for checking what the user
+    typed (a config built from the options), not for the work itself.
+
+    Args:
+        param_hint: The option to name (``'--parent'``); None names none.
+    """
+    try:
+        yield
+    except SpadeError as exc:
+        if param_hint is None:
+            raise click.UsageError(str(exc)) from exc
+        raise click.BadParameter(str(exc), param_hint=param_hint) from exc
 
 
 def missing_module_error(exc: ModuleNotFoundError, command: str) -> MissingExtraError | None:

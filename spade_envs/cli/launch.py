@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .errors import SpadeCommand
+from .errors import SpadeCommand, options_checked
 
 __all__ = ["LAUNCH_COMMANDS"]
 
@@ -89,21 +89,22 @@ def launch_command(
     """
     from ..trainer.launch import SKY_INSTALL, LaunchConfig, launch, plan_launch
 
-    config = LaunchConfig(
-        preset=preset,
-        gpus=gpus,
-        nodes=nodes,
-        cloud=cloud,
-        name=name,
-        envs=envs,
-        bucket=bucket,
-        spot=spot,
-        managed=managed,
-        detach=detach,
-        workdir=workdir,
-        sky_bin=sky_bin,
-    )
-    plan = plan_launch(config)
+    with options_checked():  # the options, the preset and the checkout to upload
+        config = LaunchConfig(
+            preset=preset,
+            gpus=gpus,
+            nodes=nodes,
+            cloud=cloud,
+            name=name,
+            envs=envs,
+            bucket=bucket,
+            spot=spot,
+            managed=managed,
+            detach=detach,
+            workdir=workdir,
+            sky_bin=sky_bin,
+        )
+        plan = plan_launch(config)
     if dryrun:
         click.echo(f"# task file: {plan.source}")
         click.echo(f"# rendered to: {plan.task_path}")

@@ -116,12 +116,11 @@ def list_registered(
             check_value(skill, accepted, noun="skill", option="'--skill'", where=where)
     filters = {"skill": skill, "kind": kind, "origin": origin, "suite": suite}
     hidden = 0
-    if status is None and not show_all:
-        # Retired versions are hidden: count those that match, then ask for that many more.
+    if status is None and not show_all:  # the registry leaves retired versions out: count them
         hidden = len(registry.list(**filters, status="retired", limit=1_000_000))
-    records = registry.list(**filters, status=status, sort=sort, limit=limit + hidden)
-    if hidden:
-        records = [r for r in records if r.status != "retired"][:limit]
+    records = registry.list(
+        **filters, status=status, sort=sort, limit=limit, include_retired=show_all
+    )
     for r in records:
         if as_json:
             click.echo(json.dumps(r.to_dict(source=False), ensure_ascii=False))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .errors import SpadeCommand
+from .errors import SpadeCommand, options_checked
 from .options import SuggestChoice
 
 __all__ = ["WEB_COMMANDS"]
@@ -85,17 +85,18 @@ def serve(
     from ..web.config import ServeConfig
     from ..web.server import serve as run
 
-    config = ServeConfig(
-        host=host,
-        port=port,
-        token=token,
-        registry_url=registry,
-        runs_dir=runs_dir,
-        embedder=embedder,
-        max_play_sessions=max_play_sessions,
-        play_idle_s=play_idle,
-        quiet=quiet,
-    )
+    with options_checked():  # host, token, --registry (a URL or a SQLite path), ...
+        config = ServeConfig(
+            host=host,
+            port=port,
+            token=token,
+            registry_url=registry,
+            runs_dir=runs_dir,
+            embedder=embedder,
+            max_play_sessions=max_play_sessions,
+            play_idle_s=play_idle,
+            quiet=quiet,
+        )
     run(config)
 
 

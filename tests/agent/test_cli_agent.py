@@ -84,7 +84,8 @@ def test_commands_attach_to_the_main_group(registry, scripted):
 
     assert all(main.commands.get(c.name) is c for c in AGENT_COMMANDS)
     result = CliRunner().invoke(main, ["regret", "NoSuchEnv", "--model", "fake", "--plays", "1"])
-    assert result.exit_code == 2 and "NoSuchEnv" in result.output
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "No version of 'NoSuchEnv' is registered in the registry at" in result.stderr
     assert CliRunner().invoke(main, ["rollout", "--help"]).exit_code == 0
 
 

@@ -77,3 +77,32 @@ def test_import_reports_rows_it_refuses(runner, tmp_path):
     assert "line 1: not imported: no environment class could be read" in result.output
     assert "line 2: not imported: 'NumberGuess' is the name of the packaged seed" in result.output
     assert "imported 0 environment version(s), 2 skipped with problems" in result.output
+
+
+def test_import_of_an_unknown_format_names_the_accepted_ones(runner, tmp_path):
+    path = tmp_path / "corpus.xml"
+    path.write_text("<corpus/>")
+    result = runner.invoke(main, ["import", str(path)])
+    assert result.exit_code == 2
+    assert result.output.startswith("Usage: main import [OPTIONS] [PATH]\n")
+    assert " ".join(result.output.split()).endswith(
+        f"Error: Invalid value for PATH: Unknown format 'xml' (the suffix of {path}): use one "
+        "of jsonl, parquet, package, spade-pool (.jsonl and .parquet are recognized by name; "
+        "otherwise pass --format)."
+    )
+    flag = runner.invoke(main, ["import", str(path), "--format", "xml"])
+    assert flag.exit_code == 2 and flag.output.endswith(
+        "Error: Invalid value for '--format': Unknown format 'xml'. Use one of jsonl, parquet, "
+        "package, spade-pool.\n"
+    )
+    folder = runner.invoke(main, ["import", str(tmp_path)])
+    assert folder.exit_code == 2 and "Cannot tell the format of the directory" in folder.output
+
+
+def test_import_formats_are_the_registrys():
+    from spade_envs.cli.corpus import IMPORT_FORMATS
+    from spade_envs.cli.options import STATUSES
+    from spade_envs.registry import STATUSES as REGISTRY_STATUSES
+    from spade_envs.registry.formats import IMPORT_FORMATS as REGISTRY_FORMATS
+
+    assert IMPORT_FORMATS == REGISTRY_FORMATS and STATUSES == REGISTRY_STATUSES

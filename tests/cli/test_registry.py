@@ -119,3 +119,76 @@ def test_list_sorts_by_hint_gain_and_the_old_sort_name_still_works(runner, tmp_p
     # The floored regret is the designer's reward; the registry shows the signed gain.
     shown = runner.invoke(main, ["show", "spade/Nim-v1"])
     assert "ckpt: hint gain -0.50, win rate 0.75" in shown.output
+
+
+def _fill(*names):
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+
+    registry = Registry()
+    for name in names:
+        registry.register(seed_source(name), describe(seed_class(name)), status="validated")
+    return registry
+
+
+def test_list_checks_the_skill_against_the_registry(runner):
+    registry = _fill("NumberGuess", "Nim", "Mastermind")
+    skills = sorted(registry.counts()["skill"])
+    registry.close()
+    result = runner.invoke(main, ["list", "--skill", "logik"])
+    assert result.exit_code == 2
+    assert result.output.startswith("Usage: main list [OPTIONS]\n")
+    assert result.output.endswith(
+        "Error: Invalid value for '--skill': Unknown skill 'logik'. Did you mean 'logic'? "
+        f"Skills in this registry: {', '.join(skills)}.\n"
+    )
+    absent = next(s for s in ("code", "science", "planning", "pattern") if s not in skills)
+    none = runner.invoke(main, ["list", "--skill", absent])  # a known skill, just no version
+    assert none.exit_code == 0 and none.output == "0 environment version(s)\n"
+
+
+def test_list_hides_retired_versions_and_says_how_many(runner):
+    _fill("NumberGuess", "Nim").retire("spade/Nim-v1")
+    result = runner.invoke(main, ["list"])
+    assert result.exit_code == 0, result.output
+    assert "spade/NumberGuess-v1" in result.output and "spade/Nim-v1" not in result.output
+    assert result.output.endswith(
+        "1 environment version(s) (1 retired version(s) hidden: --all lists them)\n"
+    )
+    every = runner.invoke(main, ["list", "--all"])
+    assert "spade/Nim-v1" in every.output and every.output.endswith("2 environment version(s)\n")
+    retired = runner.invoke(main, ["list", "--status", "retired", "--json"])
+    assert [json.loads(line)["id"] for line in retired.stdout.splitlines()] == ["spade/Nim-v1"]
+    as_json = runner.invoke(main, ["list", "--json"])
+    assert [json.loads(line)["id"] for line in as_json.stdout.splitlines()] == [
+        "spade/NumberGuess-v1"
+    ]
+    assert as_json.stderr == "1 retired version(s) not listed (--all lists them)\n"
+    typo = runner.invoke(main, ["list", "--status", "retierd"])
+    assert typo.exit_code == 2 and "Did you mean 'retired'?" in typo.output
+
+
+def test_stats_and_list_on_an_empty_registry_say_how_to_fill_it(runner, tmp_path):
+    for command in ("stats", "list"):
+        result = runner.invoke(main, [command])
+        assert result.exit_code == 0, result.output
+        assert result.output == (
+            f"The registry at sqlite:///{tmp_path / 'cli.db'} is empty: register a file with "
+            "`spade-envs register FILE`, import a corpus with `spade-envs import PATH` or a "
+            "suite with `spade-envs import --suite rlve`; `spade-envs rollout NumberGuess` "
+            "registers a seed on first use.\n"
+        )
+
+
+def test_register_of_code_someone_registered_meanwhile_says_so(runner, tmp_path, monkeypatch):
+    """The pre-check misses a version registered while the file was validated: the
+    registry's outcome still says it was not new."""
+    from spade_envs.cli import registry as cli_registry
+
+    path = tmp_path / "guess.py"
+    path.write_text(seed_source("NumberGuess"))
+    _fill("NumberGuess").close()
+    monkeypatch.setattr(cli_registry, "_identical", lambda registry, source: None)
+    result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith("already registered as spade/NumberGuess-v1 (identical source)\n")
