@@ -9,11 +9,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import gymnasium as gym
 import pytest
 
 import spade_envs
+import spade_envs.registry
 from spade_envs import GameSeatEnv, TextEnv, describe, seed_class
 from spade_envs.error import UntrustedCodeError
 from spade_envs.registry import Registry
@@ -121,3 +123,141 @@ def test_import_stays_light():
     )
     assert out.stdout.strip() == "False"
     assert spade_envs.__version__
+
+
+def _lamp_grid(registry, versions=2, status="validated"):
+    """``LampGrid`` (a LightsOut under another name, so not a seed) in ``versions`` versions."""
+    source = seed_source("LightsOut").replace("class LightsOut(", "class LampGrid(")
+    meta = dataclasses.replace(describe(seed_class("LightsOut")), name="LampGrid")
+    return [
+        registry.register(source + f"\n# v{v}\n", meta, status=status)
+        for v in range(1, versions + 1)
+    ]
+
+
+def run_fresh(script: str, url: str) -> list[str]:
+    """Run ``script`` in a fresh interpreter with ``SPADE_REGISTRY_URL=url``; its lines."""
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SPADE_REGISTRY_URL": url},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()
+
+
+def test_gymnasium_lookups_see_spade_ids_in_a_fresh_process(registry_url):
+    registry = Registry(registry_url)
+    _lamp_grid(registry)
+    registry.close()
+    lines = run_fresh(
+        """
+        import sys
+        import gymnasium as gym
+        import spade_envs
+        print("sqlalchemy" in sys.modules, "spade/NumberGuess-v1" in gym.registry,
+              "spade/LampGrid-v2" in gym.registry)
+        print(gym.spec("spade/NumberGuess-v1").entry_point)
+        print(gym.spec("spade/LampGrid-v2").id, "spade/LampGrid-v2" in gym.registry)
+        print(gym.envs.registration.spec("spade/LampGrid-v1").kwargs)
+        for bad in ("spade/LampGrd-v1", "spade/LampGrid-v9", "spadez/LampGrid-v1"):
+            try:
+                gym.spec(bad)
+            except gym.error.Error as exc:
+                print(type(exc).__name__, exc)
+        printed = gym.pprint_registry(disable_print=True)
+        spade = printed[printed.index("===== spade ====="):].split()
+        print(len([i for i in spade if i.startswith("spade/")]), "spade/LampGrid-v1" in spade)
+        print(sum(k.startswith("spade/") for k in gym.registry))
+        """,
+        registry_url,
+    )
+    assert lines[0] == "False True False"  # seeds declared at import; no database read
+    assert lines[1] == "spade_envs.registry.gym_ids:make_env"
+    assert lines[2] == "spade/LampGrid-v2 True"  # looked up from the registry on a miss
+    assert lines[3] == "{'env_id': 'spade/LampGrid-v1'}"
+    assert lines[4] == (
+        "NameNotFound Environment `LampGrd` doesn't exist in namespace spade. "
+        "Did you mean: `LampGrid`?"
+    )
+    assert lines[5] == (
+        "VersionNotFound Environment version `v9` for environment `spade/LampGrid` doesn't "
+        "exist. It provides versioned environments: [ `v1`, `v2` ]."
+    )
+    assert lines[6] == "NamespaceNotFound Namespace spadez not found. Did you mean: `spade`?"
+    assert lines[7:] == ["34 True", "34"]  # 32 seeds + 2 versions, printed and registered
+
+
+def test_gym_spec_of_a_seed_reads_no_database(tmp_path):
+    url = f"sqlite:///{tmp_path / 'never.db'}"
+    lines = run_fresh(
+        """
+        import sys
+        import gymnasium as gym
+        import spade_envs
+        from gymnasium import spec
+        print(spec("spade/Mastermind-v1").id, gym.spec("spade/Nim-v1").name)
+        print("sqlalchemy" in sys.modules)
+        """,
+        url,
+    )
+    assert lines == ["spade/Mastermind-v1 Nim", "False"]
+    assert not (tmp_path / "never.db").exists()
+
+
+def test_install_is_idempotent_and_keeps_gymnasiums_functions_wrapped_once():
+    from gymnasium.envs import registration
+
+    from spade_envs.registry.gym_ids import install
+
+    before = (registration._find_spec, gym.spec, gym.pprint_registry)
+    install()
+    assert (registration._find_spec, gym.spec, gym.pprint_registry) == before
+    assert gym.spec is registration.spec is gym.envs.spec
+    assert gym.pprint_registry is registration.pprint_registry
+    assert getattr(gym.spec, "_spade_envs", False)
+    assert "spade/NumberGuess-v1" in gym.registry
+    assert gym.spec("CartPole-v1").id == "CartPole-v1"  # other IDs are untouched
+
+
+def test_a_retired_version_still_makes_but_warns_naming_the_newest_validated(registry):
+    _lamp_grid(registry, versions=3)
+    registry.retire("spade/LampGrid-v1")
+    registry.set_status("spade/LampGrid-v3", "candidate")
+    with pytest.warns(
+        spade_envs.registry.RetiredEnvWarning,
+        match=r"^spade/LampGrid-v1 is retired: it still runs, but is no longer offered "
+        r"\(listings hide it\)\. Use spade/LampGrid-v2, the newest validated version of "
+        r"LampGrid, instead\.$",
+    ) as caught:
+        env = gym.make("spade/LampGrid-v1")
+    retired = [w for w in caught if w.category is spade_envs.registry.RetiredEnvWarning]
+    assert retired[0].filename == __file__  # attributed to the caller of gym.make
+    assert play_solution(env) == 1.0
+    env.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", spade_envs.registry.RetiredEnvWarning)
+        gym.make("spade/LampGrid-v2").close()  # a validated one: no warning
+        # A retired status is read again on each make: set back, it is not warned about.
+        registry.set_status("spade/LampGrid-v1", "validated")
+        gym.make("spade/LampGrid-v1").close()
+    source = seed_source("Kayles").replace("class Kayles(", "class Pins(")
+    meta = dataclasses.replace(describe(seed_class("Kayles")), name="Pins")
+    registry.register(source, meta, status="validated")
+    registry.retire("spade/Pins-v1")
+    with pytest.warns(
+        spade_envs.registry.RetiredEnvWarning,
+        match=r"^spade/Pins-v1 is retired: .* No validated version of Pins is registered; "
+        r"`spade-envs list` shows the versions that are offered\.$",
+    ):
+        gym.make("spade/Pins-v1").close()
+
+
+def test_a_retired_seed_warns_on_gym_make(registry):
+    registry.register_seeds()
+    registry.retire("spade/NumberGuess-v1")
+    with pytest.warns(spade_envs.registry.RetiredEnvWarning, match="NumberGuess-v1 is retired"):
+        env = gym.make("spade/NumberGuess-v1", isolation="none")
+    assert isinstance(env.unwrapped, TextEnv)

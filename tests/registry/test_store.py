@@ -6,7 +6,7 @@ import pytest
 
 from spade_envs import describe, seed_class
 from spade_envs.error import SpadeError, UnknownEnvironmentError
-from spade_envs.registry import Registry, env_id, parse_env_id
+from spade_envs.registry import Registered, Registry, env_id, parse_env_id
 from spade_envs.seeds import seed_source
 
 
@@ -63,6 +63,47 @@ def test_list_filters_and_retire(registry_url):
     assert [r.name for r in registry.list(status="retired")] == ["Nim"]
     with pytest.raises(SpadeError, match="status must be one of"):
         registry.set_status("spade/Nim-v1", "deleted")
+    registry.close()
+
+
+def test_retired_versions_are_hidden_from_list_unless_asked(registry_url):
+    registry = Registry(registry_url)
+    for name in ("NumberGuess", "Nim"):
+        registry.register(seed_source(name), meta(name), status="validated")
+    registry.retire("spade/Nim-v1")
+    assert [r.id for r in registry.list(sort="name")] == ["spade/NumberGuess-v1"]
+    assert [r.id for r in registry.list(sort="name", include_retired=True)] == [
+        "spade/Nim-v1",
+        "spade/NumberGuess-v1",
+    ]
+    assert [r.id for r in registry.list(status="retired")] == ["spade/Nim-v1"]
+    assert registry.list(kind="game") == []  # filters combine with the hiding
+    assert [r.id for r in registry.list(kind="game", include_retired=True)] == ["spade/Nim-v1"]
+    assert registry.count() == 2  # still stored, still counted
+    registry.set_status("spade/Nim-v1", "validated")
+    assert [r.id for r in registry.list(kind="game")] == ["spade/Nim-v1"]
+    registry.close()
+
+
+def test_register_with_outcome_tells_new_versions_from_identical_code(registry_url):
+    registry = Registry(registry_url)
+    source = seed_source("NumberGuess").replace("class NumberGuess(", "class OrbitGuess(")
+    orbit = dataclasses.replace(meta(), name="OrbitGuess")
+    first = registry.register_with_outcome(source, orbit, status="validated")
+    assert isinstance(first, Registered) and first.new
+    assert first.id == first.record.id == "spade/OrbitGuess-v1"
+    again = registry.register_with_outcome(source, orbit, status="candidate", model="other")
+    assert again == Registered(first.record, new=False)  # nothing changed, status included
+    # Identical code under another name is the existing version too.
+    renamed = registry.register_with_outcome(source, dataclasses.replace(orbit, name="Orbit2"))
+    assert (renamed.new, renamed.id) == (False, "spade/OrbitGuess-v1")
+    second = registry.register_with_outcome(source + "\n# changed\n", orbit)
+    assert (second.new, second.id) == (True, "spade/OrbitGuess-v2")
+    # register keeps returning the bare record, for new and identical code alike.
+    assert registry.register(source, orbit) == first.record
+    assert registry.count() == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.new = False  # type: ignore[misc]
     registry.close()
 
 
