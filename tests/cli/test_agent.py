@@ -11,7 +11,10 @@ from click.testing import CliRunner
 from spade_envs.agent import load_jsonl
 from spade_envs.cli.agent import AGENT_COMMANDS, regret_command, rollout_command
 
-from .conftest import ScriptedModel
+from ..agent import conftest as agent_fixtures
+from ..agent.conftest import ScriptedModel
+
+registry = agent_fixtures.registry  # the fixture: a fresh registry with the seeds
 
 
 @pytest.fixture
@@ -111,7 +114,7 @@ def _register(registry, source: str) -> str:
 def test_isolation_none_refuses_code_that_is_not_a_seed_unless_trusted(registry, scripted, command):
     from spade_envs.cli import main
 
-    from .conftest import lying_env
+    from ..agent.conftest import lying_env
 
     env_id = _register(registry, lying_env(1.0, False))
     args = [command, env_id, "--model", "fake", "--plays", "1", "--isolation", "none"]
@@ -150,7 +153,7 @@ def test_rollout_where_every_play_failed_exits_non_zero_saying_why(registry, mon
 
 
 def test_regret_where_every_env_crashed_exits_non_zero(registry, scripted):
-    from .conftest import CRASHING_ENV
+    from ..agent.conftest import CRASHING_ENV
 
     env_id = _register(registry, CRASHING_ENV)
     args = [env_id, "--model", "fake", "--plays", "2", "--step-timeout", "5"]

@@ -13,7 +13,7 @@ from spade_envs.llm import serve
 from spade_envs.llm.base import ChatModel, Completion
 from spade_envs.registry import Registry
 
-from .test_pipeline import FENCED, VALID
+from ..generator.test_pipeline import FENCED, VALID
 
 
 class Scripted(ChatModel):

@@ -144,3 +144,38 @@ def test_play_a_registry_id_sandboxed_and_refused_in_process(tmp_path, monkeypat
 def test_trust_code_help_is_loud():
     text = " ".join(run("play", "--help").output.split())
     assert "--trust-code" in text and "DANGER: run code that is not a packaged seed" in text
+
+
+def test_play_a_registered_name_plays_its_newest_version_sandboxed(runner, tmp_path):
+    from spade_envs.registry import Registry
+    from spade_envs.validation.static import static_metadata
+
+    from .conftest import ORBIT
+
+    registry = Registry()
+    registry.register(ORBIT, static_metadata(ORBIT, origin="imported"), status="validated")
+    newer = ORBIT.replace("Each turn", "Every turn")
+    assert newer != ORBIT
+    registry.register(newer, static_metadata(newer, origin="imported"), status="validated")
+    registry.close()
+    result = runner.invoke(main, ["play", "OrbitGuess", "--seed", "2", "--auto", "solution"])
+    assert result.exit_code == 0, result.output
+    assert "[sandboxed:" in result.output and "== spade/OrbitGuess-v2 (seed 2)" in result.output
+    assert "WON" in result.output
+    explicit = runner.invoke(
+        main, ["play", "spade/OrbitGuess-v1", "--isolation", "sandbox", "--auto", "solution"]
+    )
+    assert explicit.exit_code == 0 and "== spade/OrbitGuess-v1" in explicit.output
+
+
+def test_play_a_registered_game_seat(runner):
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+    from spade_envs.seeds import seed_source
+
+    Registry().register(seed_source("Nim"), describe(seed_class("Nim")), status="validated")
+    result = runner.invoke(
+        main, ["play", "spade/Nim-v1", "--seed", "1", "--auto", "solution", "--opponent", "random"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "[sandboxed:" in result.output and "WON" in result.output

@@ -11,6 +11,12 @@ from click.testing import CliRunner
 from spade_envs.cli import main
 
 from ..model_support import SMOLLM2_MARKS
+from ..suites import conftest as suite_fixtures
+
+# The suites' fixtures: the imported suite registry, one validation process per import.
+imported = suite_fixtures.imported
+one_validation_process = suite_fixtures.one_validation_process
+registry = suite_fixtures.registry
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from spade_envs.cli import main
 from spade_envs.trainer.metrics import read_metrics
 
 from ..model_support import torch_threads
-from .trainer_support import RESUME_SETTINGS, save_tiny_llama
+from ..trainer.trainer_support import RESUME_SETTINGS, save_tiny_llama
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,8 +154,9 @@ def test_train_where_every_play_failed_exits_1_with_the_first_failure(tmp_path, 
 
 def test_report_of_a_directory_without_metrics(tmp_path):
     result = CliRunner().invoke(main, ["report", str(tmp_path)])
-    assert result.exit_code == 2
-    assert "Cannot read metrics" in result.output
+    assert result.exit_code == 1  # the directory holds no run: not a usage mistake
+    assert result.stderr.startswith("Error: ") and "Cannot read metrics" in result.stderr
+    assert "Usage:" not in result.output
 
 
 def test_python_m_spade_envs_trainer_is_the_train_command():

@@ -11,6 +11,10 @@ from click.testing import CliRunner
 
 from spade_envs.cli import main
 
+from ..web import conftest as web_fixtures
+
+web_registry = web_fixtures.web_registry  # the fixture: a filled, embedded registry
+
 TOKEN = "cli-test-token-0123456789abcdef"
 
 
