@@ -9,9 +9,10 @@ from pathlib import Path
 
 import click
 
+from . import registry as registry_commands
 from .errors import SpadeCommand
 from .options import STATUSES, SuggestChoice
-from .registry import BUDGETS, open_registry
+from .registry import BUDGETS
 
 __all__ = ["CORPUS_COMMANDS"]
 
@@ -43,7 +44,7 @@ def export(out: str, fmt: str, status: str | None) -> None:
     """
     from ..registry.formats import export_corpus
 
-    count = export_corpus(open_registry(), out, fmt, status=status)
+    count = export_corpus(registry_commands.open_registry(), out, fmt, status=status)
     click.echo(f"exported {count} environment version(s) to {out}")
 
 
@@ -129,7 +130,7 @@ def import_(
         raise click.BadParameter(f"{path} does not exist.", param_hint="PATH")
     fmt = fmt or _guess_format(path)
     result = import_corpus(
-        open_registry(),
+        registry_commands.open_registry(),
         path,
         fmt,
         validate=not no_validate,
@@ -190,9 +191,8 @@ def _import_suite(
             click.echo(name)
         return
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
-    result = import_suite(
-        open_registry(), suite, tasks=chosen, levels=parse_levels(levels), budget=budget
-    )
+    registry = registry_commands.open_registry()
+    result = import_suite(registry, suite, tasks=chosen, levels=parse_levels(levels), budget=budget)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=1))
     else:

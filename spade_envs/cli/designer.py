@@ -120,7 +120,7 @@ def generate(
     from ..registry import Registry
 
     corpus = open_corpus(corpus_path) if corpus_path else sample_corpus()
-    registry = Registry()
+    registry = Registry(seeds=True)
     memory = Memory(registry, MemoryConfig(embedder=embedder))
     if parent is not None:  # refuse a parent without holes before loading any model
         if mode not in ("scaffold", "auto"):

@@ -25,10 +25,11 @@ BUDGETS = ("fast", "default", "thorough")
 
 def open_registry() -> Any:
     """The registry named by ``SPADE_REGISTRY_URL`` (through ``resolve_url``), else the
-    per-user default."""
+    per-user default; a fresh one is given the packaged seeds (once: see
+    :mod:`spade_envs.registry.seeding`)."""
     from ..registry import Registry
 
-    return Registry()
+    return Registry(seeds=True)
 
 
 def _short(text: str, width: int) -> str:

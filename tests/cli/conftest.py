@@ -22,6 +22,18 @@ def orbit_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
-    """A CliRunner whose commands use a fresh SQLite registry in ``tmp_path``."""
+    """A CliRunner whose registry commands use a fresh SQLite registry in ``tmp_path``,
+    without the packaged seeds the CLI gives a new registry (the test registers what it
+    counts; ``seeded_runner`` keeps them)."""
+    from spade_envs.registry import Registry
+
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setattr("spade_envs.cli.registry.open_registry", lambda: Registry())
+    return CliRunner()
+
+
+@pytest.fixture
+def seeded_runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    """A CliRunner on a fresh registry in ``tmp_path``, opened as the CLI opens it."""
     monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
     return CliRunner()

@@ -192,3 +192,20 @@ def test_register_of_code_someone_registered_meanwhile_says_so(runner, tmp_path,
     result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
     assert result.exit_code == 0, result.output
     assert result.output.endswith("already registered as spade/NumberGuess-v1 (identical source)\n")
+
+
+def test_a_fresh_registry_lists_the_packaged_seeds_once(seeded_runner):
+    from spade_envs.seeds import seed_classes
+
+    seeds = len(seed_classes())
+    listed = seeded_runner.invoke(main, ["list", "--limit", "1000", "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert len(rows) == seeds and {r["origin"] for r in rows} == {"seed"}
+    assert seeded_runner.invoke(main, ["retire", "spade/Nim-v1"]).exit_code == 0
+    stats = seeded_runner.invoke(main, ["stats"])  # retired, and not given again
+    assert f"{seeds} environment version(s)" in stats.output and "retired 1" in stats.output
+    shown = seeded_runner.invoke(main, ["list", "--limit", "1000"])
+    assert shown.output.endswith(
+        f"{seeds - 1} environment version(s) (1 retired version(s) hidden: --all lists them)\n"
+    )
