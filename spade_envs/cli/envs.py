@@ -90,8 +90,15 @@ def info(name: str, source: bool, trust_code: bool) -> None:
     Example:
       spade-envs info Mastermind --source
     """
+    from ..registry.ids import NAMESPACE
     from ..seeds import is_seed_source
 
+    if name.startswith(f"{NAMESPACE}/") and not Path(name).exists():
+        raise click.BadParameter(
+            f"{name} is a registry ID: `spade-envs show {name}` shows a registered version "
+            "(info takes a seed name or a .py file).",
+            param_hint="NAME",
+        )
     text = read_source(name) if is_file(name) else None
     if text is not None and not (trust_code or is_seed_source(text)):
         from ..validation.static import static_metadata

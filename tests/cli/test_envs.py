@@ -58,3 +58,17 @@ def test_info_on_a_file_reads_it_without_running_it(tmp_path):
     assert result.exit_code == 0, result.output
     assert "OrbitGuess" in result.output and "read without running it" in result.output
     assert not tripwire.exists()
+
+
+def test_info_on_a_registry_id_points_to_show():
+    result = CliRunner().invoke(main, ["info", "spade/NumberGuess-v1"])
+    assert result.exit_code == 2 and result.output.startswith("Usage: main info [OPTIONS] NAME")
+    assert "`spade-envs show spade/NumberGuess-v1` shows a registered version" in result.output
+
+
+def test_list_seeds_suggests_a_close_skill():
+    result = CliRunner().invoke(main, ["list-seeds", "--skill", "logik"])
+    assert result.exit_code == 2 and result.output.endswith(
+        "Error: Invalid value for '--skill': Unknown skill 'logik'. Did you mean 'logic'? "
+        "Use one of math, logic, code, planning, science, pattern.\n"
+    )
