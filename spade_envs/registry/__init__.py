@@ -3,9 +3,11 @@
 Environment versions are immutable and become Gymnasium IDs (``spade/<Name>-v<N>``,
 see ``gym_ids``); validation reports, play statistics, grounding documents and
 embeddings are attached to them. Older databases are upgraded in place
-(``migrations``). Seed names are reserved for the packaged seeds (``trust``), and imported
-code is validated on import (``import_checks``). Importing this package loads SQLAlchemy
-lazily, inside the store's methods.
+(``migrations``). Seed names are reserved for the packaged seeds (``trust``); a registry
+opened by a user-facing entry point (``Registry(url, seeds=True)``) gets the seeds once
+(``seeding``). Imported code is validated on import (``import_checks``). Where a registry
+lives is decided by ``urls`` (paths or URLs; a missing directory is an error).
+Importing this package loads SQLAlchemy lazily, inside the store's methods.
 """
 
 from __future__ import annotations
