@@ -5,12 +5,15 @@ after ``def`` / ``class``, decorator, ``self``) that the browser's style sheet c
 every character is escaped. Lines are wrapped one by one so the page can number them
 with CSS counters (numbers are not copied with the code) and link to ``#L<n>``. Text
 the lexer would change (it normalises line ends) is lexed from a copy of the same
-length, so what is shown is always exactly the stored source.
+length, so what is shown is always exactly the stored source. Lexing has a time budget
+(:data:`LEX_BUDGET_S`): the source is an adversary's, and the lexer is quadratic on
+some inputs.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 from markupsafe import Markup
@@ -43,12 +46,27 @@ def _lexer() -> Any:
     return PythonLexer(stripnl=False, ensurenl=False, tabsize=0)
 
 
+#: CPU seconds (of the lexing thread, so a busy machine does not cut a normal source
+#: short) the lexer may spend on one source; what it has not reached shows plain.
+#: Pygments' lexer is quadratic on some inputs (a string of ``\\N{`` escapes), and the
+#: source was written by an adversary.
+LEX_BUDGET_S = 0.5
+#: Sources longer than this are shown plain (no lexing at all).
+MAX_HIGHLIGHT_CHARS = 200_000
+
+
 def _spans(source: str) -> list[tuple[int, int, str]]:
-    """``(start offset, end offset, css class)`` of every highlighted token, in order."""
+    """``(start offset, end offset, css class)`` of every highlighted token, in order (up
+    to where :data:`LEX_BUDGET_S` ran out)."""
+    if len(source) > MAX_HIGHLIGHT_CHARS:
+        return []
+    deadline = time.thread_time() + LEX_BUDGET_S
     copy = source.replace("\r", " ").replace("\ufeff", " ")  # same offsets, nothing to normalise
     lexer = _lexer()
     spans: list[tuple[int, int, str]] = []
-    for start, kind, text in lexer.get_tokens_unprocessed(copy):
+    for count, (start, kind, text) in enumerate(lexer.get_tokens_unprocessed(copy)):
+        if count % 64 == 0 and time.thread_time() > deadline:
+            break  # the rest shows as plain text
         if copy[start : start + len(text)] != text:
             return []  # the lexer saw other text than ours: show it plain
         cls = _css_class(kind)

@@ -29,7 +29,15 @@ from .params import HTTPError, local_redirect, parse_qs, query_of
 from .search import renamed_query
 from .security import SECURITY_HEADERS, Guard
 
-__all__ = ["API_PREFIX", "MAX_BODY", "GuardMiddleware", "is_api", "read_form", "read_body"]
+__all__ = [
+    "API_PREFIX",
+    "MAX_BODY",
+    "GuardMiddleware",
+    "browser_owner",
+    "is_api",
+    "read_body",
+    "read_form",
+]
 
 log = logging.getLogger("spade_envs.web")
 
@@ -167,7 +175,9 @@ class GuardMiddleware:
         if set_cookie:
             set_cookies.append(set_cookie)
         state = scope.setdefault("state", {})
-        state.update(csrf=csrf, owner=request.cookies.get("spade_csrf", ""), form={})
+        # A browser's sessions belong to its (well-formed) CSRF value, under a prefix that
+        # no cookie can forge into the API's owner.
+        state.update(csrf=csrf, owner=browser_owner(csrf), form={})
         if api and method in ("POST", "DELETE"):
             body = await read_body(request)
             guard.check_origin(request)
@@ -201,6 +211,11 @@ async def read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+def browser_owner(csrf: str) -> str:
+    """The play-session owner of the browser whose CSRF value is ``csrf``."""
+    return "browser:" + csrf
+
+
 async def read_form(request: Request, guard: Guard) -> tuple[dict[str, list[str]], str]:
     """A page POST's form, checked: HTML form data, this origin, the CSRF value.
 
@@ -217,7 +232,7 @@ async def read_form(request: Request, guard: Guard) -> tuple[dict[str, list[str]
         form = parse_qs(body.decode("utf-8"))
     except UnicodeDecodeError:
         raise HTTPError(400, "The form is not valid UTF-8.") from None
-    return form, guard.check_post(request, form)
+    return form, browser_owner(guard.check_post(request, form))
 
 
 def _replay(body: bytes) -> Receive:

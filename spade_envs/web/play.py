@@ -219,7 +219,7 @@ class PlaySessions:
                 f"{self.idle_s / 60:g} minutes, or the server restarted); start a new one "
                 "from the environment's page.",
             )
-        if not secrets.compare_digest(session.owner, owner):
+        if not secrets.compare_digest(session.owner.encode(), owner.encode()):
             raise HTTPError(403, "This play session belongs to another browser.")
         session.last_used = now
         return session
