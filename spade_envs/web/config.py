@@ -81,10 +81,10 @@ class ServeConfig:
             )
         url = registry_url(self.registry_url)
         path = sqlite_path(url) if url is not None else None
-        if path is not None and not Path(path).is_file():
+        if path is not None and not Path(path).is_file() and not Path(path).parent.is_dir():
             raise SpadeError(
-                f"There is no registry at {path}; check the path (the browser does not "
-                "create one)."
+                f"There is no directory {Path(path).parent} for the registry {path}: check the "
+                "path, or create the directory (a new registry starts with the seeds)."
             )
         if self.runs_dir is not None and not Path(self.runs_dir).is_dir():
             raise SpadeError(f"runs_dir {self.runs_dir!r} is not a directory.")

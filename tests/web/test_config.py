@@ -41,12 +41,39 @@ def test_other_fields_are_checked(tmp_path):
     assert ServeConfig(token=TOKEN).to_dict()["token"] == "***"
 
 
-def test_a_registry_file_must_exist(tmp_path):
-    for value in (str(tmp_path / "missing.db"), f"sqlite:///{tmp_path / 'missing.db'}"):
-        with pytest.raises(SpadeError, match="There is no registry at .*missing.db"):
+def test_a_new_registry_needs_an_existing_directory(tmp_path):
+    for value in (str(tmp_path / "nodir" / "r.db"), f"sqlite:///{tmp_path / 'nodir' / 'r.db'}"):
+        with pytest.raises(SpadeError, match="nodir"):
             ServeConfig(registry_url=value)
+    # A registry that does not exist yet, in a directory that does: it will be made (with
+    # the seeds) when the server opens it.
+    assert ServeConfig(registry_url=str(tmp_path / "new.db")).registry_url.endswith("new.db")
     (tmp_path / "there.db").write_bytes(b"")
     assert ServeConfig(registry_url=str(tmp_path / "there.db")).registry_url.endswith("there.db")
+
+
+def test_serve_on_a_fresh_registry_shows_the_seeds(tmp_path):
+    import json
+
+    from spade_envs.seeds import seed_names
+
+    from .conftest import Client, start, stop
+
+    config = ServeConfig(
+        registry_url=str(tmp_path / "fresh.db"), port=0, quiet=True, embedder="hashing"
+    )
+    srv, thread = start(config, None)
+    try:
+        srv.app.catalog.refresh()
+        status, _, text = Client(srv.url).get("/api/v1/envs?size=200")
+        assert status == 200
+        listed = {item["name"] for item in json.loads(text)["items"]}
+        assert listed == set(seed_names())
+        assert srv.app.vectors.wait_for_embeddings(timeout=60)  # the server embedded them
+        status, _, text = Client(srv.url).get("/api/v1/search?q=maze&mode=semantic&k=3")
+        assert status == 200 and "MazeExplore" in text
+    finally:
+        stop(srv, thread)
 
 
 def test_registry_paths_become_sqlite_urls(tmp_path):
