@@ -260,7 +260,9 @@ def main() -> None:
                 f"/envs?mode=semantic&q=find+a+path+through+a+maze&page={page}"
                 for page in range(2, 2 + min(args.repeat, 19))
             ],
-            "environment page": env_pages,
+            "environment page (first view)": env_pages,
+            # The same pages again: highlighted source, neighbours and example are kept.
+            "environment page (viewed again)": list(env_pages),
             "overview": ["/"],
             "map (2,000 points)": ["/map"],
             "api: list, filter + sort, deep page": [

@@ -20,6 +20,7 @@ vector indexes (:class:`~spade_envs.memory.ExactIndex`) and used three ways:
 
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import re
@@ -41,6 +42,9 @@ from ..memory.novelty import (
 )
 
 __all__ = ["EmbeddingProgress", "Vectors", "align", "pca_2d"]
+
+#: Neighbour lists kept per version (the nearest of 100,000 vectors costs ~10 ms).
+NEIGHBOUR_CACHE = 4096
 
 _log = logging.getLogger(__name__)
 #: Longest wait between retries after the background embedding failed (seconds).
@@ -188,6 +192,10 @@ class Vectors:
         self._novelty_thread: threading.Thread | None = None
         self._ignored_count = -1
         self._status_generation = 0
+        self._neighbour_cache: collections.OrderedDict[tuple[int, int, int], tuple] = (
+            collections.OrderedDict()
+        )
+        self._neighbour_lock = threading.Lock()
         self._projection: tuple[int, np.ndarray] | None = None
         #: Why semantic search cannot run, when it cannot (shown on the page).
         self.problem = ""
@@ -403,11 +411,22 @@ class Vectors:
     def neighbours(self, key: int, k: int) -> list[tuple[int, float]] | None:
         """The ``k`` versions nearest to the stored version ``key`` (itself left out), or
         None when it has no stored vector."""
-        self.refresh()
+        loaded = self.refresh()
         index = self._index
         if index is None or key not in index:
             return None
-        return _hits(index.search(index.get(key), k + 1)[0], key, k)
+        cache_key = (loaded.generation, key, k)
+        with self._neighbour_lock:
+            found = self._neighbour_cache.get(cache_key)
+            if found is not None:
+                self._neighbour_cache.move_to_end(cache_key)
+                return list(found)
+        hits = _hits(index.search(index.get(key), k + 1)[0], key, k)
+        with self._neighbour_lock:  # new vectors make a new generation: old entries age out
+            self._neighbour_cache[cache_key] = tuple(hits)
+            while len(self._neighbour_cache) > NEIGHBOUR_CACHE:
+                self._neighbour_cache.popitem(last=False)
+        return hits
 
     # ----- novelty ----------------------------------------------------------------------
     def novelty(self) -> tuple[np.ndarray, np.ndarray, bool]:
