@@ -129,7 +129,9 @@ class ScaffoldParents:
         trainer's run view still hides its future)."""
         out, offset = [], 0
         while True:
-            page = self.registry.list(limit=PAGE, offset=offset, sort="name", **filters)
+            page = self.registry.list(
+                limit=PAGE, offset=offset, sort="name", include_retired=True, **filters
+            )
             out.extend(page)
             if len(page) < PAGE:
                 return out
@@ -139,7 +141,7 @@ class ScaffoldParents:
         """Up to ``limit`` registered (not rejected) children of ``parent_id``, newest first,
         with their fillings and latest statistics (what the prompt shows)."""
         out = []
-        for record in self.registry.list(origin="designer", limit=PAGE):
+        for record in self.registry.list(origin="designer", limit=PAGE, include_retired=True):
             scaffold = (record.extra or {}).get("scaffold") or {}
             if scaffold.get("parent") == parent_id and record.status != "rejected":
                 values = dict(scaffold.get("values") or {})

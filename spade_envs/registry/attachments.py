@@ -255,14 +255,28 @@ class Attachments:
     def put_embeddings(self, model: str, items: Sequence[tuple[int, bytes, int, str]]) -> None:
         """Store embeddings ``(env key, float32 bytes, dim, text sha256)`` for ``model``.
 
-        An existing embedding of the same version by the same model is replaced.
+        An existing embedding of the same version by the same model is replaced; a write
+        that collides with another writer's is tried again (up to three times).
         """
+        if not items:
+            return
+        from sqlalchemy.exc import IntegrityError
+
+        for attempt in range(3):
+            try:
+                self._replace_embeddings(model, items)
+                return
+            except IntegrityError:
+                # Another writer (the browser's background embedding, a trainer's memory)
+                # stored some of the same versions between our delete and insert: again.
+                if attempt == 2:
+                    raise
+
+    def _replace_embeddings(self, model: str, items: Sequence[tuple[int, bytes, int, str]]) -> None:
         from sqlmodel import Session, col, delete
 
         from .tables import EmbeddingRow
 
-        if not items:
-            return
         with Session(self.engine) as session:
             keys = [key for key, *_ in items]
             for chunk in _chunks(keys, 500):

@@ -93,7 +93,9 @@ def _suite_records(
     newest: dict[str, Any] = {}
     # The registry filters by suite (indexed); a training run's view also hides the
     # versions of later iterations.
-    for record in registry.list(suite=suite, sort="name", limit=_MAX_SUITE_VERSIONS):
+    for record in registry.list(
+        suite=suite, sort="name", limit=_MAX_SUITE_VERSIONS, include_retired=True
+    ):
         info = record.extra.get("suite")
         if not isinstance(info, dict) or str(info.get("level")) != level:
             continue
@@ -324,10 +326,7 @@ def evaluate(
     started = time.perf_counter()
     targets = resolve_envs([t.env_id for t in evaluation.tasks], registry)
     # Suite tasks allow as many answers as the evaluation allows turns.
-    targets = [
-        replace(t, knobs={"max_attempts": max_turns}) if t.suite else t
-        for t in targets
-    ]
+    targets = [replace(t, knobs={"max_attempts": max_turns}) if t.suite else t for t in targets]
     ids = list(dict.fromkeys(t.env_id for t in targets))
     config = RolloutConfig(
         temperature=temperature,

@@ -265,8 +265,7 @@ def _similar(app: Any, record: Any, snap: Snapshot) -> Similar:
                     url=api_url(ident),
                 )
             )
-    novelty = 1.0 - float(hits[0][1]) if hits else 1.0
-    return Similar(model=model, novelty=novelty, items=items)
+    return Similar(model=model, novelty=app.vectors.novelty_of(record.key), items=items)
 
 
 @router.get(

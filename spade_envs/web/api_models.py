@@ -239,7 +239,10 @@ class Similar(_Out):
     """The nearest stored versions; ``items`` is null when this version has no embedding."""
 
     model: str
-    novelty: float | None = Field(description="1 - similarity to the nearest other version.")
+    novelty: float | None = Field(
+        description="1 - cosine similarity to the nearest other version that is not rejected "
+        "(the list's novelty; null until computed)."
+    )
     items: list[SimilarItem] | None
 
 

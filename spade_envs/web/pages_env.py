@@ -162,7 +162,8 @@ def _similar(app: Any, record: Any) -> dict[str, Any]:
                     {"desc": snap.summaries[pos]},
                 ]
             )
-    novelty = fmt_num(1.0 - hits[0][1], 3) if hits else "1.000"
+    value = app.vectors.novelty_of(record.key)
+    novelty = "still being computed" if value is None else fmt_num(value, 3)
     return {"model": app.vectors.model, "rows": rows, "novelty": novelty}
 
 

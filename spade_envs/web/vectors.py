@@ -429,6 +429,16 @@ class Vectors:
         return hits
 
     # ----- novelty ----------------------------------------------------------------------
+    def novelty_of(self, key: int) -> float | None:
+        """The novelty of version ``key``, the value the list's column shows (the one
+        definition, :func:`~spade_envs.memory.novelty.novelty_score`; None until it has been
+        computed for this version)."""
+        keys, values, _ = self.novelty()
+        if not len(keys):
+            return None
+        found = np.flatnonzero(keys == key)
+        return float(values[found[0]]) if len(found) else None
+
     def novelty(self) -> tuple[np.ndarray, np.ndarray, bool]:
         """``(keys, novelty of each, up to date)``; starts a computation in the background
         when the vectors (or the versions novelty ignores) changed since the last one

@@ -198,7 +198,9 @@ def test_one_version_has_source_stats_validation_lineage_and_similar(api, server
     similar = env["similar"]
     assert similar["model"] and len(similar["items"]) == 6
     assert ids["NumberGuess"] not in [s["id"] for s in similar["items"]]
-    assert similar["novelty"] == pytest.approx(1 - similar["items"][0]["similarity"])
+    # One novelty: the version's own value is the list's, not its nearest hit of any status.
+    listed = api.get("/api/v1/envs?name=NumberGuess")["items"][0]
+    assert similar["novelty"] == pytest.approx(listed["novelty"])
     child = api.get("/api/v1/envs/NumberGuessHarder-v1")
     assert child["lineage"]["parents"] == [
         {"ref": ids["NumberGuess"], "known": True, "url": "/api/v1/envs/NumberGuess-v1"}

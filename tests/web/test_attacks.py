@@ -866,7 +866,7 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(srv):
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # uvicorn is not pinned: a release with a header timeout passes it
     reason="uvicorn has no request-header or body timeout (timeout_keep_alive only covers the "
     "gap between requests): a connection that sends half a request line, or headers and no "
     "body, is held open forever, so any local client can hold sockets (up to the process's "
