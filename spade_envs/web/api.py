@@ -65,6 +65,7 @@ from .api_models import (
 )
 from .catalog import FACETS, Snapshot
 from .export import EXPORT_FORMATS, export_response
+from .middleware import read_body
 from .params import HTTPError, Params, query_of
 from .play import PlaySession
 from .search import MODES, ListQuery, parse_list_query
@@ -77,7 +78,6 @@ __all__ = ["OWNER", "router", "spade"]
 #: The owner of every play session started through the API.
 OWNER = "api"
 #: Largest JSON body read (an action is at most 4,000 characters).
-MAX_BODY = 64 * 1024
 #: Most results of GET /api/v1/search.
 MAX_K = 200
 _DOCUMENT_CHARS = 20_000
@@ -370,15 +370,12 @@ def export(request: Request, app: Spade) -> Any:
 
 # ----- play ---------------------------------------------------------------------------------
 async def _json_object(request: Request) -> dict[str, Any]:
-    """The POST body as a JSON object (an empty body counts as ``{}``); 415/413/400 else."""
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        raise HTTPError(415, "API POSTs take JSON: send the header Content-Type: application/json.")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise HTTPError(413, f"The request body is over {MAX_BODY // 1024} KB.")
+    """The POST body as a JSON object (an empty body counts as ``{}``); 400 else.
+
+    The guard (:mod:`~spade_envs.web.middleware`) already refused a body that is not
+    JSON, comes from another origin or is over ``MAX_BODY``, and hands the body on.
+    """
+    body = await read_body(request)
     if not body.strip():
         return {}
     try:
