@@ -124,10 +124,10 @@ def prepare_location(url: str) -> None:
     if parent.exists():
         raise RegistryLocationError(
             f"Cannot open the registry {path}: {parent} is not a directory. Choose another "
-            f"path (--registry, or {ENV_VAR})."
+            f"path ({ENV_VAR}, or `spade-envs serve --registry`)."
         )
     raise RegistryLocationError(
         f"Cannot open the registry {path}: the directory {parent} does not exist. Create it "
-        f"first (mkdir -p '{parent}') or choose another path (--registry, or {ENV_VAR}); "
+        f"first (mkdir -p '{parent}') or choose another path ({ENV_VAR}, or `serve --registry`); "
         "a missing directory is not created, so a typo does not start a new, empty registry."
     )
