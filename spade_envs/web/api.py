@@ -64,8 +64,8 @@ from .api_models import (
     validation_out,
 )
 from .catalog import FACETS, Snapshot
-from .export import EXPORT_FORMATS, export_response
 from .middleware import read_body
+from .pages import export_page
 from .params import HTTPError, Params, query_of
 from .play import PlaySession
 from .search import MODES, ListQuery, parse_list_query
@@ -357,15 +357,8 @@ def get_source(slug: str, request: Request, app: Spade) -> Response:
     },
 )
 def export(request: Request, app: Spade) -> Any:
-    """A download of the selection."""
-    snap = app.catalog.snapshot()
-    params = Params(query_of(request))
-    fmt = params.choice("format", EXPORT_FORMATS, "jsonl") or "jsonl"
-    query = parse_list_query(params, snap, paged=False)
-    params.done()
-    result = app.searcher.run(snap, query, page_only=False)
-    positions = result.matching if result.matching is not None else result.positions
-    return export_response(app.registry, snap.keys[positions], fmt)
+    """A download of the selection (what the list page's Export button sends)."""
+    return export_page(app, request)
 
 
 # ----- play ---------------------------------------------------------------------------------
