@@ -51,6 +51,8 @@ _ESCAPE_ATTRIBUTES = frozenset(
 # ast.parse calls from threads can corrupt ("AST constructor recursion depth mismatch");
 # validate_many validates from a thread pool, so parsing is serialised (it is cheap).
 _PARSE_LOCK = threading.Lock()
+#: The same lock for other modules that parse Python from threads (the browser's cards).
+PARSE_LOCK = _PARSE_LOCK
 _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
 # Suite adapters: text environments whose hooks come from the base; a suite offers no
 # hint unless the module defines one.

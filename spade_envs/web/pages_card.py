@@ -31,6 +31,7 @@ from starlette.responses import Response
 
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
+from ..validation.static import PARSE_LOCK
 from .examples import Example, examples_of
 from .params import HTTPError, Params, query_of
 from .render import env_href, fmt_time, qs
@@ -70,11 +71,18 @@ def _is_seed(record: Any) -> bool:
 
 
 # ----- knobs ---------------------------------------------------------------------------------
+#: CPython 3.11's AST constructor keeps its recursion depth in shared state: two threads
+#: parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+#: (seen here under concurrent card views), so page threads take the validator's lock.
+_AST_LOCK = PARSE_LOCK
+
+
 def static_knobs(source: str, class_name: str) -> dict[str, Any] | None:
     """The ``knobs = {...}`` literal of ``class_name`` in ``source``, read without running
     it (None when the class declares none, or not as a literal)."""
     try:
-        tree = ast.parse(source)
+        with _AST_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     for node in tree.body:
@@ -86,7 +94,8 @@ def static_knobs(source: str, class_name: str) -> dict[str, Any] | None:
                 )  # fmt: skip
                 if any(isinstance(t, ast.Name) and t.id == "knobs" for t in targets):
                     try:
-                        value = ast.literal_eval(item.value)  # type: ignore[union-attr]
+                        with _AST_LOCK:
+                            value = ast.literal_eval(item.value)  # type: ignore[union-attr]
                     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                         return None
                     return value if isinstance(value, dict) else None
