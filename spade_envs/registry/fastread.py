@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from .urls import sqlite_path
 
@@ -54,77 +55,57 @@ def _connection(path: str) -> sqlite3.Connection | None:
     return conn
 
 
-def read_versions(url: str, name: str) -> list[int] | None:
-    """The stored versions of ``name`` (possibly empty), or None if this cannot tell."""
+def _query(url: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]] | None:
+    """Every row of ``sql`` on the registry at ``url``, or None if this cannot tell (not
+    a SQLite registry of this schema, or a read error: the full store explains)."""
     path = sqlite_path(url)
     conn = _connection(path) if path else None
     if conn is None:
         return None
     try:
-        rows = conn.execute(
-            "SELECT version FROM environments WHERE name = ? ORDER BY version", (name,)
-        ).fetchall()
+        return conn.execute(sql, args).fetchall()
     except sqlite3.Error:
         return None
-    return [int(v) for (v,) in rows]
+
+
+def read_versions(url: str, name: str) -> list[int] | None:
+    """The stored versions of ``name`` (possibly empty), or None if this cannot tell."""
+    rows = _query(url, "SELECT version FROM environments WHERE name = ? ORDER BY version", (name,))
+    return None if rows is None else [int(v) for (v,) in rows]
 
 
 def read_env(url: str, name: str, version: int) -> tuple[str, str, str] | None:
     """``(kind, source, status)`` of a stored version, or None if this cannot tell."""
-    path = sqlite_path(url)
-    conn = _connection(path) if path else None
-    if conn is None:
+    rows = _query(
+        url,
+        "SELECT kind, source, status FROM environments WHERE name = ? AND version = ?",
+        (name, version),
+    )
+    if not rows:
         return None
-    try:
-        row = conn.execute(
-            "SELECT kind, source, status FROM environments WHERE name = ? AND version = ?",
-            (name, version),
-        ).fetchone()
-    except sqlite3.Error:
-        return None
-    return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
+    kind, source, status = rows[0]
+    return str(kind), str(source), str(status)
 
 
 def read_status(url: str, name: str, version: int) -> str | None:
     """The status of a stored version, or None if this cannot tell."""
-    path = sqlite_path(url)
-    conn = _connection(path) if path else None
-    if conn is None:
-        return None
-    try:
-        row = conn.execute(
-            "SELECT status FROM environments WHERE name = ? AND version = ?", (name, version)
-        ).fetchone()
-    except sqlite3.Error:
-        return None
-    return None if row is None else str(row[0])
+    rows = _query(
+        url, "SELECT status FROM environments WHERE name = ? AND version = ?", (name, version)
+    )
+    return str(rows[0][0]) if rows else None
 
 
 def read_statuses(url: str, name: str) -> list[tuple[int, str]] | None:
     """``(version, status)`` of every stored version of ``name``, oldest first, or None
     if this cannot tell."""
-    path = sqlite_path(url)
-    conn = _connection(path) if path else None
-    if conn is None:
-        return None
-    try:
-        rows = conn.execute(
-            "SELECT version, status FROM environments WHERE name = ? ORDER BY version", (name,)
-        ).fetchall()
-    except sqlite3.Error:
-        return None
-    return [(int(v), str(s)) for v, s in rows]
+    rows = _query(
+        url, "SELECT version, status FROM environments WHERE name = ? ORDER BY version", (name,)
+    )
+    return None if rows is None else [(int(v), str(s)) for v, s in rows]
 
 
 def read_all_ids(url: str) -> list[tuple[str, int]] | None:
     """``(name, version)`` of every stored version (two small columns of each row, from
     the ``(name, version)`` index), or None if this cannot tell."""
-    path = sqlite_path(url)
-    conn = _connection(path) if path else None
-    if conn is None:
-        return None
-    try:
-        rows = conn.execute("SELECT name, version FROM environments").fetchall()
-    except sqlite3.Error:
-        return None
-    return [(str(n), int(v)) for n, v in rows]
+    rows = _query(url, "SELECT name, version FROM environments")
+    return None if rows is None else [(str(n), int(v)) for n, v in rows]
