@@ -67,6 +67,7 @@ from .catalog import FACETS, Snapshot
 from .middleware import read_body
 from .pages import export_page
 from .params import HTTPError, Params, query_of
+from .params import parse_slug as slug_to_id
 from .play import PlaySession
 from .search import MODES, ListQuery, parse_list_query
 
@@ -106,16 +107,7 @@ Spade = Annotated[Any, Depends(spade)]
 # ----- helpers ------------------------------------------------------------------------------
 def parse_slug(slug: str) -> str:
     """``Name-v3`` as the ID ``spade/Name-v3``; 400 when it is not one."""
-    ident = "spade/" + slug
-    try:
-        parse_env_id(ident)
-    except SpadeError:
-        raise HTTPError(
-            400,
-            f"{slug[:80]!r} is not an environment version; write it as Name-vN, as in "
-            "/api/v1/envs/NumberGuess-v1.",
-        ) from None
-    return ident
+    return slug_to_id(slug, "/api/v1/envs/NumberGuess-v1")
 
 
 def _items(snap: Snapshot, result: Any) -> list[EnvItem]:

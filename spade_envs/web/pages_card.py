@@ -34,6 +34,7 @@ from ..registry.ids import parse_env_id
 from ..validation.static import PARSE_LOCK
 from .examples import Example, examples_of
 from .params import HTTPError, Params, query_of
+from .params import parse_slug as slug_to_id
 from .render import env_href, fmt_time, qs
 
 __all__ = ["card", "diff_lines", "diff_page", "package_download", "package_name", "parse_slug"]
@@ -54,14 +55,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 def parse_slug(slug: str) -> str:
     """``Name-v3`` (from ``/env/Name-v3``) as the ID ``spade/Name-v3``; 400 when malformed."""
-    ident = "spade/" + slug
-    try:
-        parse_env_id(ident)
-    except SpadeError:
-        raise HTTPError(
-            400, f"{slug!r} is not an environment version; pages look like /env/NumberGuess-v1."
-        ) from None
-    return ident
+    return slug_to_id(slug, "/env/NumberGuess-v1")
 
 
 def _is_seed(record: Any) -> bool:

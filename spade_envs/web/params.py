@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import RedirectResponse
 
-__all__ = ["HTTPError", "Params", "local_redirect", "parse_qs", "query_of"]
+__all__ = ["HTTPError", "Params", "local_redirect", "parse_qs", "parse_slug", "query_of"]
 
 # Control characters other than tab and newline never belong in a parameter.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -52,6 +52,24 @@ def parse_qs(text: str) -> dict[str, list[str]]:
         raise HTTPError(400, "The parameters are not valid UTF-8.") from None
     except ValueError as exc:
         raise HTTPError(400, f"Malformed parameters: {exc}.") from None
+
+
+def parse_slug(slug: str, example: str) -> str:
+    """``Name-v3`` (the last part of a page's or the API's address) as the ID
+    ``spade/Name-v3``; 400 when it is not one, naming ``example`` (an address of that kind).
+    """
+    from ..registry.ids import parse_env_id
+
+    ident = "spade/" + slug
+    try:
+        parse_env_id(ident)
+    except SpadeError:
+        raise HTTPError(
+            400,
+            f"{slug[:80]!r} is not an environment version; write it as Name-vN, as in "
+            f"{example}.",
+        ) from None
+    return ident
 
 
 def local_redirect(location: str, status: int = 303) -> RedirectResponse:
