@@ -18,9 +18,13 @@ classes are imported only when one is actually registered.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 __all__ = ["recorded_seeds", "register_seeds"]
+
+
+log = logging.getLogger("spade_envs.registry")
 
 
 def recorded_seeds(engine: Any) -> set[str]:
@@ -31,7 +35,23 @@ def recorded_seeds(engine: Any) -> set[str]:
 
     with Session(engine) as session:
         row = session.get(SchemaRow, 1)
-        return set(json.loads(row.seeds_json or "[]")) if row is not None else set()
+        text = row.seeds_json if row is not None else None
+    try:
+        names = json.loads(text or "[]")
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        # Not a record this code wrote: give no seed rather than break every open, and
+        # say so (the registry still works; `spade-envs list` shows what it holds).
+        log.warning(
+            "The registry's record of given seeds is malformed (%.80r); no seed is added "
+            "automatically. register_seeds() adds them explicitly.",
+            text,
+        )
+        from ..seeds import declared_seed_names
+
+        return set(declared_seed_names())
+    return set(names)
 
 
 def register_seeds(registry: Any, *, once: bool) -> int:

@@ -73,7 +73,12 @@ _AST_LOCK = PARSE_LOCK
 
 def static_knobs(source: str, class_name: str) -> dict[str, Any] | None:
     """The ``knobs = {...}`` literal of ``class_name`` in ``source``, read without running
-    it (None when the class declares none, or not as a literal)."""
+    it (None when the class declares none, or not as a literal, or when the source is
+    larger than the validator would parse: stored code can be ten times that)."""
+    from ..validation.budget import Budget
+
+    if len(source) > Budget().max_source_chars:
+        return None
     try:
         with _AST_LOCK:
             tree = ast.parse(source)

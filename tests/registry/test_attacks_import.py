@@ -193,12 +193,6 @@ def _set_seeds_json(db: Path, value: str) -> None:
         conn.execute("UPDATE spade_schema SET seeds_json = ?", (value,))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a seeds_json that is not a JSON list of strings (5, null, [[1]], [1], not JSON) "
-    "makes every Registry(url, seeds=True) (CLI, serve, gym.make's fallback) raise a raw "
-    "TypeError/JSONDecodeError; recorded_seeds trusts json.loads' type",
-)
 @pytest.mark.parametrize("value", ["5", "null", '[["x"]]', "[1]", "not json"])
 def test_a_crafted_seeds_json_does_not_break_every_open(tmp_path, value):
     url = f"sqlite:///{tmp_path / 'reg.db'}"
@@ -387,12 +381,6 @@ def test_deep_or_huge_knobs_literals_fail_cleanly(literal):
     assert "VALUE" in out.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="static_knobs parses a stored source of any size (the validator refuses more than "
-    "100,000 characters before parsing; the registry stores up to 1,000,000): a card view of a "
-    "~1 MB knobs literal holds PARSE_LOCK (and, while parsing, the GIL) for over a second, blocking every validation's parse",
-)
 def test_a_card_of_a_large_stored_source_does_not_hold_the_parse_lock_long():
     from spade_envs.registry.limits import MAX_SOURCE_BYTES
     from spade_envs.validation.static import PARSE_LOCK
