@@ -44,8 +44,12 @@ __version__ = "0.1.0"
 
 def _install_gym_ids() -> None:
     # gym.make("spade/<Name>-v<N>") resolves through the registry; SQLAlchemy loads only
-    # when such an ID is first made.
-    from .registry.gym_ids import install
+    # when such an ID is first made. A sandbox worker needs none of it.
+    import os
+
+    if os.environ.get("SPADE_ENVS_SANDBOX_WORKER") == "1":
+        return
+    from .runtime.gym_ids import install
 
     install()
 

@@ -55,6 +55,10 @@ class RolloutConfig:
             environment (outcome ``"too_long"``).
         sandbox: Limits of the sandbox workers (default ``SandboxConfig()``); its timeouts
             are replaced by ``step_timeout``/``load_timeout``.
+        audit_share: Replay audits (:mod:`spade_envs.runtime.audit`): every winning
+            sandboxed play is replayed in a fresh worker, and this share of the others;
+            a divergence quarantines the version and voids its plays of the run
+            (outcome ``audit_divergence``). ``None`` turns audits off.
     """
 
     isolation: Literal["sandbox", "none"] = "sandbox"
@@ -73,6 +77,7 @@ class RolloutConfig:
     error_penalty: float = 1.0
     max_action_chars: int = 8192
     sandbox: SandboxConfig | None = None
+    audit_share: float | None = 0.1
 
     def __post_init__(self) -> None:
         def bad(what: str) -> SpadeError:
@@ -100,6 +105,12 @@ class RolloutConfig:
             raise bad(f"max_action_chars must be a positive int, got {self.max_action_chars!r}.")
         # Checks temperature/top_p/max_tokens now, with the llm package's messages.
         SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens)
+        if self.audit_share is not None and (
+            isinstance(self.audit_share, bool)
+            or not isinstance(self.audit_share, (int, float))
+            or not 0.0 <= self.audit_share <= 1.0
+        ):
+            raise bad(f"audit_share must be None or within [0, 1], got {self.audit_share!r}.")
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
@@ -124,6 +135,10 @@ class RolloutStats:
         env_seconds: Wall time opening, resetting, stepping and closing environments.
         wall_seconds: Wall time of the whole run.
         failures: The failed plays, by outcome.
+        audits: Plays replayed by the audit.
+        audit_seconds: Wall time of the replays.
+        audit_failures: Replays that could not be run (no evidence either way).
+        quarantined: Versions quarantined by this run's audits.
     """
 
     episodes: int = 0
@@ -134,3 +149,7 @@ class RolloutStats:
     env_seconds: float = 0.0
     wall_seconds: float = 0.0
     failures: FailureCounts = dataclasses.field(default_factory=FailureCounts)
+    audits: int = 0
+    audit_seconds: float = 0.0
+    audit_failures: int = 0
+    quarantined: list[str] = dataclasses.field(default_factory=list)

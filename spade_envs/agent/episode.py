@@ -34,10 +34,11 @@ END_OUTCOMES = (
     "timeout",
     "sandbox_crashed",
     "model_error",
+    "audit_divergence",
 )
 #: Endings that are the environment's fault (the designer reward penalises them); with
 #: ``model_error`` they are :data:`spade_envs.agent.failures.FAILURE_OUTCOMES`.
-FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed")
+FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "audit_divergence")
 #: ``info`` keys a play records when present: a suite problem generated at a derived seed,
 #: and an answer the suite's own scorer failed on (scored 0).
 NOTED_INFO_KEYS = ("replaced_seeds", "scorer_error")
@@ -85,10 +86,10 @@ def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget
     Raises:
         UnknownEnvironmentError: An ID names nothing registered (with close matches).
     """
-    from ..core.metadata import describe
-    from ..registry.gym_ids import shared_registry
     from ..registry.ids import NAMESPACE, parse_env_id
-    from ..seeds import seed_classes, seed_source
+    from ..registry.shared import shared_registry
+    from ..runtime import register_seed
+    from ..seeds import seed_classes
 
     registry = registry if registry is not None else shared_registry()
     seeds = seed_classes()
@@ -102,9 +103,7 @@ def resolve_envs(env_ids: Sequence[str], registry: Any = None) -> list[EnvTarget
         if name in seeds and (not text or not registry.versions(name)):
             # A bare seed name means the packaged seed, never a newer version that merely
             # took its name (old registries may hold one): register-or-find its exact code.
-            seed_id = registry.register(
-                seed_source(name), describe(seeds[name]), status="validated"
-            ).id
+            seed_id = register_seed(registry, name)
             text = text or seed_id
         if not text:
             versions = registry.versions(name)

@@ -10,7 +10,10 @@ A play that did not reach an honest end is one of :data:`FAILURE_OUTCOMES`:
   could not be started (:class:`~spade_envs.error.SandboxCrashed`,
   :class:`~spade_envs.error.SandboxProtocolError`, :class:`~spade_envs.error.SandboxBroken`,
   :class:`~spade_envs.error.SandboxUnavailable`);
-- ``model_error``: the model request failed (says nothing about the environment).
+- ``model_error``: the model request failed (says nothing about the environment);
+- ``audit_divergence``: a replay of the environment in a fresh worker came out
+  differently from a play (:mod:`spade_envs.runtime.audit`): the version is quarantined
+  and every play it gave in that run is voided.
 
 :class:`FailureCounts` is what rollouts, regret, the CLI and the trainer pass around and
 print; :class:`AllPlaysFailedError` is what stops a run in which nothing was played.
@@ -47,7 +50,7 @@ __all__ = [
 ]
 
 #: The ways a play can fail, in the order they are printed.
-FAILURE_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "model_error")
+FAILURE_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "model_error", "audit_divergence")
 
 #: What to do when every play failed, by the most common failure.
 _ADVICE = {
@@ -62,6 +65,10 @@ _ADVICE = {
     ),
     "model_error": (
         "The model could not be asked: check that it loads, or that its server answers."
+    ),
+    "audit_divergence": (
+        "Replays of the environments came out differently from their plays, so they were "
+        "quarantined (`spade-envs show <id>` gives the evidence): play other environments."
     ),
 }
 
@@ -109,6 +116,7 @@ class FailureCounts:
         timeout: Plays whose reset or step ran past its limit.
         sandbox_crashed: Plays whose sandbox worker died or did not start.
         model_error: Plays ended by a failed model request.
+        audit_divergence: Plays voided because a replay audit of their version diverged.
         first_error: ``"<outcome> in <env>: <error>"`` of the first failed play ("" when
             none failed).
     """
@@ -118,6 +126,7 @@ class FailureCounts:
     timeout: int = 0
     sandbox_crashed: int = 0
     model_error: int = 0
+    audit_divergence: int = 0
     first_error: str = ""
 
     @classmethod

@@ -251,7 +251,7 @@ def estimate_regret(
     Returns:
         The rows, the episodes and the rollout's timings.
     """
-    from ..registry.gym_ids import shared_registry
+    from ..registry.shared import shared_registry
 
     config = config or RegretConfig()
     registry = registry if registry is not None else shared_registry()

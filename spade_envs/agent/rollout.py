@@ -75,6 +75,10 @@ class _Play:
         self.reward_top = 1.0
         self.done = False
         self.last_info: dict[str, Any] = {}
+        # What a replay audit needs once the play is over: its record and a way to open
+        # the same version (code, knobs, seat) in a fresh worker.
+        self.trace: Any = None
+        self.reopen: Any = None
 
     def messages(self) -> list[dict[str, str]]:
         return self.episode.messages[self.seat]
@@ -167,6 +171,8 @@ class RolloutEngine:
                 require_trust(by_id[env_id].source, self.config.trust_code, env_id)
         pool, own_pool = self._pool(len(specs))
         results: list[Episode | None] = [None] * len(specs)
+        audited: dict[int, tuple[Any, Any]] = {}  # id(episode) -> (trace, reopen)
+        self._audited = audited
         queue = list(enumerate(specs))
         queue.reverse()  # pop() from the end takes specs in order
         live: list[tuple[int, _Play]] = []
@@ -189,15 +195,57 @@ class RolloutEngine:
                     else:
                         still.append((index, play))
                 live = still
+            episodes = [r for r in results if r is not None]
+            if self.config.audit_share is not None and audited:
+                episodes = self._audit(episodes, audited)  # while the pool still serves
         finally:
             for _, play in live:
                 self._close(play)
             if own_pool and pool is not None:
                 pool.close()
             self.stats.wall_seconds = time.perf_counter() - started
-        episodes = [r for r in results if r is not None]
         self.stats.failures = FailureCounts.of(episodes)
         return episodes
+
+    # ------------------------------------------------------------------ audits
+    def _audit(self, episodes: list[Episode], audited: dict[int, tuple[Any, Any]]) -> list[Episode]:
+        """Replay every winning play and a share of the rest in fresh workers; a version
+        whose replay diverged is quarantined and all its plays of this run are voided."""
+        from ..runtime.audit import AuditPlan, choose_audits, replace_outcome, replay
+
+        started = time.perf_counter()
+        candidates = [i for i in range(len(episodes)) if id(episodes[i]) in audited]
+        chosen = choose_audits(
+            [episodes[i].won for i in candidates], AuditPlan(share=self.config.audit_share or 0.0)
+        )
+        diverged: dict[str, Any] = {}
+        for position in chosen:
+            episode = episodes[candidates[position]]
+            if episode.env_id in diverged:
+                continue
+            trace, reopen = audited[id(episode)]
+            result = replay(trace, reopen)
+            self.stats.audits += 1
+            if result.failed:
+                self.stats.audit_failures += 1
+            elif result.divergence is not None:
+                diverged[episode.env_id] = result.divergence
+                self._quarantine(
+                    episode.env_id, result.divergence.evidence(episode.env_id, trace.seed)
+                )
+        self.stats.audit_seconds += time.perf_counter() - started
+        if not diverged:
+            return episodes
+        return [
+            replace_outcome(e, diverged[e.env_id]) if e.env_id in diverged else e for e in episodes
+        ]
+
+    def _quarantine(self, env_id: str, evidence: Any) -> None:
+        from ..registry.shared import shared_registry
+
+        registry = self.registry if self.registry is not None else shared_registry()
+        registry.quarantine(env_id, evidence)
+        self.stats.quarantined.append(env_id)
 
     def _pool(self, plays: int) -> tuple[Any, bool]:
         if self.config.isolation == "none":
@@ -246,13 +294,13 @@ class RolloutEngine:
         return deadline(self.config.step_timeout + extra, what)
 
     def _open_env(self, play: _Play, target: EnvTarget, pool: Any) -> None:
-        from ..sandbox import open_env
+        from ..runtime import open_source
 
         cfg = self.config
         game = target.kind == "game"
-        play.env = open_env(
+        play.env = open_source(
             target.source,
-            filename=target.env_id,
+            env_id=target.env_id,
             knobs=dict(target.knobs) or None,
             seat=0 if game and not play.selfplay else None,
             opponent=cfg.opponent if game and not play.selfplay else "best",
@@ -472,6 +520,10 @@ class RolloutEngine:
 
     def _finish(self, play: _Play, progress: Progress | None) -> Episode:
         started = time.perf_counter()
+        env = play.env
+        trace, reopen = getattr(env, "trace", None), getattr(env, "twin_opener", None)
+        if trace is not None and reopen is not None and not play.episode.failed:
+            self._audited[id(play.episode)] = (trace, reopen)
         self._close(play)
         self.stats.env_seconds += time.perf_counter() - started
         self.stats.episodes += 1

@@ -232,7 +232,7 @@ def rollout_command(**kwargs: Any) -> None:
     from .. import llm
     from ..agent import resolve_envs, save_jsonl
     from ..agent.rollout import RolloutEngine, matched_specs
-    from ..registry.gym_ids import shared_registry
+    from ..registry.shared import shared_registry
 
     config = _config(kwargs)
     registry = shared_registry()
@@ -298,7 +298,7 @@ def regret_command(**kwargs: Any) -> None:
     """
     from .. import llm
     from ..agent import RegretConfig, estimate_regret, resolve_envs, save_jsonl
-    from ..registry.gym_ids import shared_registry
+    from ..registry.shared import shared_registry
 
     config = RegretConfig(
         plays=kwargs["plays"],

@@ -16,7 +16,7 @@ from ..error import suggest
 __all__ = ["ENV_ID", "ORIGINS", "STATUSES", "SuggestChoice", "check_value", "unknown_value"]
 
 #: Statuses of registered versions (``spade_envs.registry.STATUSES``, without SQLAlchemy).
-STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
+STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated", "quarantined")
 #: Where a version came from.
 ORIGINS = ("seed", "designer", "imported")
 

@@ -172,12 +172,12 @@ def _open_for_play(
         a_file = True  # ./spade/X.py-like paths that happen to exist
     registered = None if a_file else _registered_id(name)
     if registered is not None:
-        from ..registry.gym_ids import make_env
+        from ..runtime import open_id
 
         # A registry version is never run in this process unless --isolation none
         # --trust-code (or it is a packaged seed's exact code).
         mode = "none" if isolation == "none" else "sandbox"
-        env = make_env(
+        env = open_id(
             registered,
             isolation=mode,
             seat=seat,
@@ -187,19 +187,24 @@ def _open_for_play(
         )
         return _announce(env), registered
     if isolation == "sandbox" or (isolation == "auto" and a_file):
-        from ..sandbox import open_file, open_seed
+        from ..runtime import open_source
+        from ..seeds import seed_class, seed_source
 
-        opener = open_file if a_file else open_seed
+        if a_file:
+            source, filename = read_source(name), name
+        else:
+            source = seed_source(name)
+            filename = f"{seed_class(name).__module__.rsplit('.', 1)[-1]}.py"
         # Games come back as one seat (GameSeatEnv inside the worker).
-        env = opener(name, knobs=knobs, seat=seat, opponent=opponent)
+        env = open_source(source, env_id=filename, knobs=knobs, seat=seat, opponent=opponent)
         return _announce(env), env.name
     if a_file:
-        from ..sandbox import open_env
+        from ..runtime import open_source
 
         # Refused unless the file is a packaged seed's exact code or --trust-code is given.
-        env = open_env(
+        env = open_source(
             read_source(name),
-            filename=name,
+            env_id=name,
             knobs=knobs,
             seat=seat,
             opponent=opponent,
@@ -231,7 +236,7 @@ def _registered_id(name: str) -> str | None:
     if name in seeds:
         return None
     from ..error import UnknownEnvironmentError
-    from ..registry.gym_ids import shared_registry
+    from ..registry.shared import shared_registry
 
     registry = shared_registry()
     versions = registry.versions(name)

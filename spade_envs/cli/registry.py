@@ -122,12 +122,16 @@ def list_registered(
     records = registry.list(
         **filters, status=status, sort=sort, limit=limit, include_retired=show_all
     )
+    quarantined = 0
     for r in records:
         if as_json:
             click.echo(json.dumps(r.to_dict(source=False), ensure_ascii=False))
         else:
+            # A quarantined version stays listed (people must see it), marked with "!".
+            quarantined += r.status == "quarantined"
+            status = "!quarantined" if r.status == "quarantined" else r.status
             click.echo(
-                f"{r.id:<36} {r.kind:<4} {r.skill:<9} {r.status:<9} {r.origin:<8} "
+                f"{r.id:<36} {r.kind:<4} {r.skill:<9} {status:<9} {r.origin:<8} "
                 f"{_short(r.description, 50)}"
             )
     if as_json:
@@ -139,6 +143,32 @@ def list_registered(
         return
     note = f" ({hidden} retired version(s) hidden: --all lists them)" if hidden else ""
     click.echo(f"{len(records)} environment version(s){note}")
+    if quarantined:
+        click.echo(
+            f"! {quarantined} quarantined: a replay audit diverged, so they are out of pools, "
+            "evaluation sets and memory; `spade-envs show ID` gives the evidence, `spade-envs "
+            "revalidate ID` clears it."
+        )
+
+
+def _show_quarantine(evidence: Any, env_id: str) -> None:
+    """The lines of ``show`` that say why a version is quarantined (the texts came from
+    the environment: each is put on one line and shortened)."""
+    from ..registry.records import one_line
+
+    click.echo(f"{'quarantine':>11}: a replay audit diverged; out of pools, evaluation and memory")
+    if evidence is None:
+        click.echo(f"{'evidence':>11}: none readable is stored")
+    else:
+        where = "the reset (step 0)" if evidence.step == 0 else f"step {evidence.step}"
+        click.echo(f"{'evidence':>11}: seed {evidence.seed}, {where}, {evidence.field} differs")
+        click.echo(f"{'play saw':>11}: {one_line(evidence.played, 200)}")
+        click.echo(f"{'replay saw':>11}: {one_line(evidence.replayed, 200)}")
+        if evidence.detail:
+            click.echo(f"{'detail':>11}: {one_line(evidence.detail, 200)}")
+        if evidence.at:
+            click.echo(f"{'recorded':>11}: {one_line(evidence.at, 40)}")
+    click.echo(f"{'clear it':>11}: spade-envs revalidate {env_id}")
 
 
 @click.command("show", cls=SpadeCommand)
@@ -170,6 +200,8 @@ def show(env_id: str, code: bool) -> None:
         value = getattr(record, key)
         if value not in ("", (), None):
             click.echo(f"{key:>11}: {value}")
+    if record.status == "quarantined":
+        _show_quarantine(registry.quarantine_evidence(env_id), record.id)
     suite = record.extra.get("suite") if record.suite else None
     if isinstance(suite, dict):
         click.echo(
@@ -344,11 +376,13 @@ def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> Non
     """Validate stored versions again; store each report and set its status from it.
 
     Passed versions become 'validated', failed ones 'rejected' (retired ones keep
-    their status). Exit code 1 when any was rejected.
+    their status). A quarantined version that passes is released: 'validated', its
+    evidence kept as history. Exit code 1 when any was rejected.
 
     \b
     Examples:
       spade-envs revalidate --status unvalidated
+      spade-envs revalidate --status quarantined
       spade-envs revalidate spade/OrbitGuess-v1 --budget thorough
     """
     from ..registry import validate_stored

@@ -72,7 +72,7 @@ def evaluate_command(
       spade-envs evaluate --suite seeds --max-turns 8
     """
     from .. import llm
-    from ..registry.gym_ids import shared_registry
+    from ..registry.shared import shared_registry
     from ..suites.evaluation import eval_set, evaluate
 
     registry = shared_registry()

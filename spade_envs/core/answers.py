@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .spelled import spells_number
+
 __all__ = [
     "extract_boxed",
     "extract_tag",
@@ -293,11 +295,13 @@ def leaked_encoding(text: str, answer: str, *, visible: str | None = None) -> st
     """How ``text`` gives ``answer`` away: ``"verbatim"``, a disguise's name, or ``""``.
 
     Besides the answer itself as a whole word (:func:`leaks_answer`), simple disguises
-    count: reversed, hex, base64, rot13, its letters and digits separated by other
-    characters, words in reverse order, a number in hex or binary, and any of these in
-    full-width or other compatibility characters or with zero-width characters sprinkled
-    in. Disguises are looked for when the answer has at least three characters, so short
-    coincidences are not called leaks (the separated spelling up to 256).
+    count: a number spelled in words or separated digits ("forty-two", "four two",
+    "4-2"; see :mod:`.spelled`), reversed, hex, base64, rot13, its letters and digits
+    separated by other characters, words in reverse order, a number in hex or binary,
+    and any of these in full-width or other compatibility characters or with zero-width
+    characters sprinkled in. A spelled number is looked for when the answer has two
+    characters or more, as a whole word is; other disguises when it has at least three,
+    so short coincidences are not called leaks (the separated spelling up to 256).
 
     Args:
         text: The hint.
@@ -308,6 +312,8 @@ def leaked_encoding(text: str, answer: str, *, visible: str | None = None) -> st
     visible = visible_text(text) if visible is None else visible
     if leaks_answer(text[:_MAX_HINT], answer) or leaks_answer(visible, answer):
         return "verbatim"
+    if spells_number(visible, answer):  # "forty-two", "four two", "4-2" (two characters up)
+        return "spelled out"
     if len(answer) < 3:
         return ""
     if len(answer) <= _MAX_SPELLED and _separated(visible, answer):

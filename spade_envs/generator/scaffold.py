@@ -44,12 +44,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..error import SpadeError, suggest
+from .relations import Relation, RelationError, first_broken, read_relations
 
 __all__ = [
     "MAX_RULE_LINES",
     "FillingError",
     "Hole",
     "NoHolesError",
+    "RelationError",
     "Scaffold",
     "base_name",
     "filling_distance",
@@ -123,6 +125,7 @@ class Scaffold:
 
     Raises:
         NoHolesError: The source declares no holes, or a marker is misplaced.
+        RelationError: Its ``hole_relations`` are malformed or its own values break one.
     """
 
     def __init__(self, source: str, parent_id: str = "<parent>"):
@@ -147,6 +150,10 @@ class Scaffold:
                 "see spade_envs/generator/scaffold.py. Or use --mode new/edit."
             )
         self.by_name = {hole.name: hole for hole in self.holes}
+        #: What must hold between the holes' values (see :mod:`.relations`); read, never run.
+        self.relations: list[Relation] = read_relations(
+            tree, self.class_name, self.defaults(), parent_id
+        )
 
     # ----- reading --------------------------------------------------------------------------
     def _markers(self) -> dict[int, str]:
@@ -311,6 +318,8 @@ class Scaffold:
             else:
                 chunk = "\n".join(lines[hole.marker - 1 : hole.last_line])
                 parts.append(textwrap.dedent(chunk))
+        if self.relations:  # the model sees what the filling must keep true
+            parts.append("# must hold: " + "; ".join(r.text for r in self.relations))
         return "\n".join(parts)
 
     @property
@@ -463,6 +472,13 @@ def _parse_filling(reply: str, scaffold: Scaffold) -> tuple[dict[str, Any], list
         close = suggest(ignored[0], scaffold.by_name) if ignored else ""
         raise FillingError(
             f"the object names no hole{given}.{close} Holes: {', '.join(scaffold.by_name)}"
+        )
+    values = {**scaffold.defaults(), **filling}
+    broken = first_broken(scaffold.relations, values)
+    if broken is not None:  # in range one by one, yet the description would be false
+        raise FillingError(
+            f"the filling breaks the hole relation {broken.text!r} ({broken.shown(values)}); "
+            "choose values for which it holds"
         )
     return filling, ignored
 

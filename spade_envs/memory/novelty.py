@@ -2,7 +2,8 @@
 
 **Novelty** of an environment is ``1 - s``, where ``s`` is the cosine similarity of its
 embedding to the embedding of the nearest *other* stored version whose status is not
-in :data:`NOVELTY_IGNORES` (a near-copy of a rejected version is still new). It lies in
+in :data:`NOVELTY_IGNORES` (a near-copy of a rejected or quarantined version is still
+new). It lies in
 ``[0, 2]`` (floored at 0 against rounding); 1.0 when there is nothing to compare with
 (an empty corpus). :func:`novelty_score` turns similarities into novelty;
 :func:`nearest_other_similarity` finds ``s`` for every row of a matrix at once, with the
@@ -29,8 +30,10 @@ from .ivf import IVFIndex
 
 __all__ = ["EXACT_LIMIT", "NOVELTY_IGNORES", "nearest_other_similarity", "novelty_score"]
 
-#: Statuses whose versions are never anyone's nearest neighbour for novelty.
-NOVELTY_IGNORES = ("rejected",)
+#: Statuses whose versions are never anyone's nearest neighbour for novelty: rejected code,
+#: and quarantined code (its replay diverged; it has left the designer's memory), so a
+#: near-copy that behaves is still new.
+NOVELTY_IGNORES = ("rejected", "quarantined")
 #: Rows up to which :func:`nearest_other_similarity` compares every pair exactly.
 EXACT_LIMIT = 12_000
 

@@ -1,7 +1,7 @@
 """The SQL registry of environment versions (SQLite by default, PostgreSQL to share).
 
 Environment versions are immutable and become Gymnasium IDs (``spade/<Name>-v<N>``,
-see ``gym_ids``); validation reports, play statistics, grounding documents and
+see :mod:`spade_envs.runtime.gym_ids`); validation reports, play statistics, grounding documents and
 embeddings are attached to them. Older databases are upgraded in place
 (``migrations``). Seed names are reserved for the packaged seeds (``trust``); a registry
 opened by a user-facing entry point (``Registry(url, seeds=True)``) gets the seeds once
@@ -21,9 +21,22 @@ if TYPE_CHECKING:
     from .import_checks import validate_stored
     from .light import LightRow, PlayRow
     from .migrations import SCHEMA_VERSION
-    from .records import Document, EnvRecord, PlayStats, Registered, ValidationRecord
+    from .records import (
+        Document,
+        EnvRecord,
+        PlayStats,
+        QuarantineEvidence,
+        Registered,
+        ValidationRecord,
+    )
     from .store import SORTS, STATUSES, Registry
-    from .trust import ReservedNameError, RetiredEnvWarning, UnvalidatedEnvWarning
+    from .trust import (
+        QuarantinedEnvWarning,
+        ReservedNameError,
+        RetiredEnvWarning,
+        UnvalidatedEnvWarning,
+        warn_quarantined,
+    )
     from .urls import RegistryLocationError, default_url, resolve_url
 
 # ``import spade_envs`` installs the gym.make hook, which only needs ``ids``; the store
@@ -33,6 +46,7 @@ _LAZY = {
     "Document": "records",
     "EnvRecord": "records",
     "PlayStats": "records",
+    "QuarantineEvidence": "records",
     "Registered": "records",
     "ValidationRecord": "records",
     "SORTS": "store",
@@ -46,6 +60,8 @@ _LAZY = {
     "ReservedNameError": "trust",
     "UnvalidatedEnvWarning": "trust",
     "RetiredEnvWarning": "trust",
+    "QuarantinedEnvWarning": "trust",
+    "warn_quarantined": "trust",
     "validate_stored": "import_checks",
 }
 
@@ -63,6 +79,8 @@ __all__ = [
     "LightRow",
     "PlayRow",
     "PlayStats",
+    "QuarantineEvidence",
+    "QuarantinedEnvWarning",
     "ValidationRecord",
     "Registered",
     "Registry",
@@ -76,4 +94,5 @@ __all__ = [
     "parse_env_id",
     "resolve_url",
     "validate_stored",
+    "warn_quarantined",
 ]

@@ -160,7 +160,9 @@ def validate_stored(
 
     Returns:
         ``(id, passed)`` per version, in order; passed ones are now ``validated``, failed
-        ones ``rejected``. Retired versions keep their status (the report is stored).
+        ones ``rejected``. Retired versions keep their status (the report is stored). A
+        quarantined version that passes is released: ``validated``, its evidence kept as
+        history (see :mod:`~spade_envs.registry.quarantine`); one that fails is ``rejected``.
     """
     from ..validation import validate_many
 
@@ -171,7 +173,12 @@ def validate_stored(
     out = []
     for record, report in zip(records, reports):
         registry.add_validation(record.id, report)
-        if record.status != "retired":
+        status = registry.get(record.id).status
+        if status == "quarantined" and record.status != "quarantined":
+            pass  # quarantined while this ran: that evidence is newer than this report
+        elif status == "quarantined" and report.passed:
+            registry.clear_quarantine(record.id)
+        elif status != "retired":
             registry.set_status(record.id, "validated" if report.passed else "rejected")
         out.append((record.id, bool(report.passed)))
     return out

@@ -78,6 +78,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         "does not come back",
         ("ALTER TABLE spade_schema ADD COLUMN seeds_json TEXT NOT NULL DEFAULT '[]'",),
     ),
+    Migration(
+        6,
+        "the quarantines table: evidence that a replay of a play diverged (status "
+        "'quarantined'), kept as history when the version is validated again",
+        # A new table only: prepare_schema's create_all makes it right after the upgrade,
+        # exactly as a fresh database gets it (types and index names included).
+        (),
+    ),
 )
 
 #: Version of the schema this code writes.

@@ -193,18 +193,17 @@ def make_env(
     Raises:
         UntrustedCodeError: ``isolation="none"`` for non-seed code without ``trust_code``.
     """
-    from spade_envs.registry.gym_ids import build_env
+    from spade_envs.runtime import open_source
 
-    return build_env(
+    return open_source(
         source(env_id),
-        _entry(env_id)["kind"],
-        filename=f"{__name__}/{_entry(env_id)['file']}",
-        isolation=isolation,
+        env_id=f"{__name__}/{_entry(env_id)['file']}",
+        knobs=knobs,
         seat=seat,
         opponent=opponent,
+        isolation=isolation,
         render_mode=render_mode,
         trust_code=trust_code,
-        **knobs,
     )
 
 

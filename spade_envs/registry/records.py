@@ -8,9 +8,24 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..error import SpadeError
 from .ids import env_id
 
-__all__ = ["Document", "EnvRecord", "PlayStats", "Registered", "ValidationRecord"]
+__all__ = [
+    "EVIDENCE_FIELDS",
+    "Document",
+    "EnvRecord",
+    "PlayStats",
+    "QuarantineEvidence",
+    "Registered",
+    "ValidationRecord",
+]
+
+#: What a replay audit compares, step by step: the value that diverged (``error``: one run
+#: raised or crashed where the other did not).
+EVIDENCE_FIELDS = ("reward", "terminated", "truncated", "observation", "error")
+#: Seeds and steps are stored as 64-bit signed integers (SQLite INTEGER, PostgreSQL BIGINT).
+_INT64 = 2**63
 
 
 @dataclass(frozen=True)
@@ -126,6 +141,126 @@ class Document:
     source: str
     text: str
     created_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class QuarantineEvidence:
+    """Why a version is quarantined: a replay of one of its plays diverged from the play.
+
+    The texts come from the environment (untrusted): whoever shows them escapes and
+    shortens them; the registry stores at most :data:`EVIDENCE_TEXT_CHARS` of each.
+
+    Attributes:
+        env_id: The version, ``spade/<Name>-v<N>``.
+        seed: The episode seed of the play that was replayed.
+        step: Where the runs parted: 0 is the reset, k the k-th step.
+        field: What differed, one of :data:`EVIDENCE_FIELDS`.
+        played: What the play saw (short text).
+        replayed: What the replay in a fresh worker saw.
+        detail: Anything else worth knowing (the action sent, an error's message).
+        at: When it was recorded (ISO 8601, UTC); empty when unknown.
+
+    Raises:
+        SpadeError: ``field`` is not one of :data:`EVIDENCE_FIELDS`, or ``seed`` or
+            ``step`` is not an integer that fits in 64 bits (``step`` not negative).
+    """
+
+    env_id: str
+    seed: int
+    step: int
+    field: str
+    played: str
+    replayed: str
+    detail: str = ""
+    at: str = ""
+
+    def __post_init__(self) -> None:
+        if self.field not in EVIDENCE_FIELDS:
+            raise SpadeError(
+                f"Quarantine evidence field must be one of {', '.join(EVIDENCE_FIELDS)}, got "
+                f"{str(self.field)[:40]!r}: name what differed between the play and its replay."
+            )
+        for name, low in (("seed", -_INT64), ("step", 0)):
+            value = getattr(self, name)
+            # bool is an int subclass: True is not a seed.
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value < _INT64:
+                raise SpadeError(
+                    f"Quarantine evidence {name} must be an integer in [{low}, 2**63), got "
+                    f"{str(value)[:40]!r}."
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "env_id": self.env_id,
+            "seed": self.seed,
+            "step": self.step,
+            "field": self.field,
+            "played": self.played,
+            "replayed": self.replayed,
+            "detail": self.detail,
+            "at": self.at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> QuarantineEvidence | None:
+        """Evidence read back from stored data; None when it is not usable evidence.
+
+        Stored rows may be old or hostile, and a page that shows them must not fail: a
+        value that is not a dict, a missing or mistyped ``env_id``, ``seed``, ``step`` or
+        ``field``, or an unknown ``field`` give None. Text fields that are not strings
+        become their ``str()``; missing ones are empty.
+        """
+        if not isinstance(data, dict):
+            return None
+        env_id_ = data.get("env_id")
+        if not isinstance(env_id_, str):
+            return None
+
+        def text(key: str) -> str:
+            value = data.get(key)
+            return "" if value is None else value if isinstance(value, str) else str(value)
+
+        try:
+            return cls(
+                env_id=env_id_,
+                seed=data.get("seed"),  # type: ignore[arg-type]  (checked in __post_init__)
+                step=data.get("step"),  # type: ignore[arg-type]
+                field=str(data.get("field")),
+                played=text("played"),
+                replayed=text("replayed"),
+                detail=text("detail"),
+                at=text("at"),
+            )
+        except SpadeError:
+            return None
+
+    def summary(self, width: int = 80) -> str:
+        """One line: where the runs parted and what each saw, texts shortened to ``width``.
+
+        Example:
+            ``seed 7, step 2: reward played '1.0', replayed '0.0'``
+        """
+        where = "the reset" if self.step == 0 else f"step {self.step}"
+        return (
+            f"seed {self.seed}, {where}: {self.field} played {one_line(self.played, width)!r}, "
+            f"replayed {one_line(self.replayed, width)!r}"
+        )
+
+
+#: The most characters of each evidence text the registry stores.
+EVIDENCE_TEXT_CHARS = 4_000
+
+
+def one_line(text: str, width: int) -> str:
+    """``text`` on one line, at most ``width`` characters (cut with an ellipsis).
+
+    Whitespace runs become one space and other control characters are dropped, so
+    evidence from an environment cannot move a terminal's cursor or fake more lines.
+    """
+    flat = " ".join(text.split())
+    flat = "".join(c for c in flat if c.isprintable())
+    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
 
 
 def env_record(row: Any) -> EnvRecord:

@@ -20,6 +20,7 @@ from .attachments import Attachments, _chunks, renamed_regret
 from .ids import env_id, parse_env_id
 from .light import LightRows
 from .migrations import SCHEMA_VERSION, prepare_schema
+from .quarantine import QUARANTINED, Quarantines
 from .records import EnvRecord, Registered, env_record
 from .urls import default_url, prepare_location, resolve_url
 from .writes import STATUSES, register_items
@@ -39,7 +40,7 @@ __all__ = [
 SORTS = ("created", "hint_gain", "name")
 
 
-class Registry(Attachments, LightRows):
+class Registry(Attachments, LightRows, Quarantines):
     """A connection to one registry database.
 
     Args:
@@ -270,9 +271,19 @@ class Registry(Attachments, LightRows):
         return register_seeds(self, once=once)
 
     def set_status(self, id_: str, status: str) -> EnvRecord:
-        """Change the status of a version (its source never changes)."""
+        """Change the status of a version (its source never changes).
+
+        Raises:
+            SpadeError: An unknown status, or ``quarantined``, which only
+                :meth:`quarantine` sets (a quarantine always comes with its evidence).
+        """
         if status not in STATUSES:
             raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
+        if status == QUARANTINED:
+            raise SpadeError(
+                f"A version is quarantined with the evidence of the replay that diverged: "
+                f"call Registry.quarantine({id_!r}, QuarantineEvidence(...)), not set_status."
+            )
         return self._update(id_, status=status)
 
     def retire(self, id_: str) -> EnvRecord:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Column, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "EmbeddingRow",
     "EnvironmentRow",
     "PlayStatsRow",
+    "QuarantineRow",
     "RunRow",
     "SchemaRow",
     "ValidationRow",
@@ -136,3 +137,25 @@ class EmbeddingRow(SQLModel, table=True):
     dim: int
     vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     text_sha256: str = Field(default="", max_length=64)  # added in schema version 2
+
+
+class QuarantineRow(SQLModel, table=True):
+    """Evidence that a replay of a play diverged (added in schema version 6).
+
+    Rows are kept as history: clearing a quarantine (the version validated again) sets
+    ``cleared_at`` instead of deleting the evidence.
+    """
+
+    __tablename__ = "quarantines"
+    id: int | None = Field(default=None, primary_key=True)
+    environment_id: int = Field(foreign_key="environments.id", index=True)
+    # Episode seeds may use all 64 bits; PostgreSQL's INTEGER has 32.
+    seed: int = Field(sa_column=Column(BigInteger, nullable=False))
+    step: int = Field(sa_column=Column(BigInteger, nullable=False))
+    field: str = Field(max_length=16)
+    played: str = Field(default="", sa_column=Column(Text, nullable=False))
+    replayed: str = Field(default="", sa_column=Column(Text, nullable=False))
+    detail: str = Field(default="", sa_column=Column(Text, nullable=False))
+    at: str = Field(default="", max_length=64)  # when the audit recorded it (ISO 8601)
+    created_at: dt.datetime = Field(default_factory=_now)
+    cleared_at: dt.datetime | None = None

@@ -10,16 +10,22 @@ whose code was never validated (imported with ``--no-validate``) or was rejected
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from ..error import SpadeError
 
+if TYPE_CHECKING:
+    from .records import QuarantineEvidence
+
 __all__ = [
     "UNVALIDATED_STATUSES",
+    "QuarantinedEnvWarning",
     "ReservedNameError",
     "RetiredEnvWarning",
     "UnvalidatedEnvWarning",
     "check_seed_name",
     "reserved_seed",
+    "warn_quarantined",
     "warn_retired",
     "warn_unvalidated",
 ]
@@ -35,6 +41,10 @@ class UnvalidatedEnvWarning(UserWarning):
 
 class RetiredEnvWarning(UserWarning):
     """``gym.make`` built a retired version: it still runs, but is no longer offered."""
+
+
+class QuarantinedEnvWarning(UserWarning):
+    """``gym.make`` built a quarantined version: a replay of one of its plays diverged."""
 
 
 def reserved_seed(name: str) -> str | None:
@@ -77,7 +87,7 @@ def check_seed_name(name: str, source: str) -> None:
 UNVALIDATED_STATUSES = ("unvalidated", "rejected")
 
 
-def warn_unvalidated(env_id: str, status: str) -> None:
+def warn_unvalidated(env_id: str, status: str, *, stacklevel: int = 3) -> None:
     """Warn (:class:`UnvalidatedEnvWarning`) when ``status`` says the code was never validated."""
     if status not in UNVALIDATED_STATUSES:
         return
@@ -93,11 +103,11 @@ def warn_unvalidated(env_id: str, status: str) -> None:
         f"`spade-envs revalidate {env_id}` (or spade_envs.registry.validate_stored), which "
         "stores the report and sets its status to validated or rejected.",
         UnvalidatedEnvWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
-def warn_retired(env_id: str, newest_validated: str | None) -> None:
+def warn_retired(env_id: str, newest_validated: str | None, *, stacklevel: int = 4) -> None:
     """Warn (:class:`RetiredEnvWarning`) that ``env_id`` is retired, naming what to use.
 
     Args:
@@ -116,5 +126,33 @@ def warn_retired(env_id: str, newest_validated: str | None) -> None:
         f"{env_id} is retired: it still runs, but is no longer offered (listings hide it). "
         f"{advice}",
         RetiredEnvWarning,
-        stacklevel=4,  # warn_retired, make_env, gymnasium's make: the caller of gym.make
+        stacklevel=stacklevel,  # by default: warn_retired, make_env, gym.make, its caller
+    )
+
+
+def warn_quarantined(
+    env_id: str, evidence: QuarantineEvidence | None, *, stacklevel: int = 4
+) -> None:
+    """Warn (:class:`QuarantinedEnvWarning`) that ``env_id`` is quarantined, with the
+    evidence in one line and how to clear it.
+
+    Args:
+        env_id: The quarantined version that is being made.
+        evidence: Where its replay diverged (None when the registry holds none readable).
+    """
+    if evidence is not None:
+        # One line, shortened: the texts are what an environment produced.
+        why = f" Evidence: {evidence.summary(width=60)}"
+        if evidence.at:
+            why += f" (recorded {evidence.at[:40]})"
+        why += "."
+    else:
+        why = " No readable evidence is stored."
+    warnings.warn(
+        f"{env_id} is quarantined: a replay audit diverged (replaying a play in a fresh "
+        f"worker gave a different result), so it is out of pools, evaluation sets and the "
+        f"designer's memory.{why} It runs all the same. Clear it with `spade-envs "
+        f"revalidate {env_id}`: if it passes validation again it becomes validated.",
+        QuarantinedEnvWarning,
+        stacklevel=stacklevel,  # as for warn_retired
     )

@@ -23,8 +23,10 @@ __all__ = ["STATUSES", "register_items", "source_digest"]
 
 #: Lifecycle of an environment version. ``unvalidated``: imported without validation
 #: (``--no-validate``); ``gym.make`` warns about it (and about ``rejected`` ones), and
-#: about ``retired`` ones, which ``Registry.list`` hides unless asked.
-STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated")
+#: about ``retired`` ones, which ``Registry.list`` hides unless asked. ``quarantined``: a
+#: replay of a play diverged (``Registry.quarantine`` stores the evidence); it is out of
+#: pools, evaluation sets and memory until validated again.
+STATUSES = ("candidate", "validated", "rejected", "retired", "unvalidated", "quarantined")
 
 
 def register_items(
@@ -55,6 +57,11 @@ def register_items(
 
     if status not in STATUSES:
         raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
+    if status == "quarantined":
+        raise SpadeError(
+            "A new version cannot be registered quarantined: register it, then call "
+            "Registry.quarantine(id, evidence) with the replay that diverged."
+        )
     for source, meta in items:
         check_name(meta.name)
         check_seed_name(meta.name, source)

@@ -19,6 +19,7 @@ from ..error import EnvCodeError, SandboxError, SpadeError, UntrustedCodeError
 from .config import SandboxConfig
 from .pool import WorkerPool, default_pool
 from .process import Worker
+from .trace import EpisodeTrace, ResetSeeds, StepRecord, digest
 
 __all__ = [
     "SandboxedEnv",
@@ -100,9 +101,15 @@ def checked_metadata(meta: Any) -> dict[str, Any]:
 class _Remote:
     """What both proxies share: the worker, metadata and checked calls."""
 
+    #: Opens a fresh instance of the same environment (same code, knobs, seat) in a fresh
+    #: worker: set by the runtime's door, which then takes hints from a twin (see hint()).
+    twin_opener: Any = None
+
     def _attach(self, worker: Worker, meta: dict[str, Any], config: SandboxConfig) -> None:
         meta = checked_metadata(meta)
         self._worker = worker
+        self.reset_seeds = ResetSeeds()
+        self.trace: EpisodeTrace | None = None
         self.config = config
         self.env_metadata = meta
         self.name = meta.get("name", "")
@@ -148,6 +155,26 @@ class _Remote:
         return value
 
     def hint(self, *agent: str) -> str:
+        """The environment's hint for the current episode.
+
+        With a :attr:`twin_opener` (every play through the runtime's door), the hint comes
+        from a twin: a fresh instance in a fresh worker, reset with the same seed and
+        stepped with the same actions. Whatever ``hint()`` does there (move the secret,
+        patch the class) cannot touch the episode being played.
+        """
+        if self.twin_opener is None or self.trace is None:
+            return self.own_hint(*agent)
+        twin = self.twin_opener()
+        try:
+            twin.reset(seed=self.trace.seed, options=self.trace.options)
+            for step in self.trace.steps:
+                twin.step(step.action)
+            return self._text(twin.own_hint(*agent), "hint")
+        finally:
+            twin.close()
+
+    def own_hint(self, *agent: str) -> str:
+        """``hint()`` of this very instance (the validator's hint checks use it)."""
         return self._text(self._worker.call("hint", agent=agent[0] if agent else None), "hint")
 
     def printed(self) -> str:
@@ -178,7 +205,9 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
         self._last_observation = ""
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = self.reset_seeds.next(seed)  # the environment never sees None
         super().reset(seed=seed)  # mirror np_random so seeded checks see a seeded env
+        self.trace = None
         result = self._worker.call("reset", seed=seed, options=options)
         _expect(
             isinstance(result, list) and len(result) == 2,
@@ -187,7 +216,11 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
         )
         observation = self._text(result[0], "reset")
         self._last_observation = observation
-        return observation, self._dict(result[1], "reset")
+        info = self._dict(result[1], "reset")
+        self.trace = EpisodeTrace(
+            seed=seed, options=dict(options) if options else None, observation=digest(observation)
+        )
+        return observation, info
 
     def step(self, action: str):
         self.step_async(action)
@@ -197,6 +230,7 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
         """Send ``action`` and return at once; :meth:`step_wait` collects the result."""
         if not isinstance(action, str):
             action = "" if action is None else str(action)
+        self._pending_action = action
         self._worker.send("step", action=action)
 
     def step_wait(self):
@@ -216,7 +250,18 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
             "terminated/truncated flags that are not booleans",
         )
         self._last_observation = observation
-        return observation, reward, terminated, truncated, self._dict(info, "step")
+        info = self._dict(info, "step")
+        if self.trace is not None:
+            self.trace.steps.append(
+                StepRecord(
+                    action=self._pending_action,
+                    reward=reward,
+                    terminated=terminated,
+                    truncated=truncated,
+                    observation=digest(observation),
+                )
+            )
+        return observation, reward, terminated, truncated, info
 
     def solution(self) -> list[str]:
         result = self._worker.call("solution")
@@ -309,6 +354,7 @@ class SandboxedGame(_Remote, AECEnv):
             )
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = self.reset_seeds.next(seed)  # the game never sees None
         self._mirror(self._worker.call("game_reset", seed=seed, options=options), "reset")
 
     def step(self, action: str | None) -> None:

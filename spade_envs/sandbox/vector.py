@@ -22,6 +22,7 @@ from .config import SandboxConfig
 from .env import checked_metadata, finite_number
 from .pool import WorkerPool, default_pool
 from .process import Worker
+from .trace import ResetSeeds
 
 __all__ = ["SandboxVectorEnv"]
 
@@ -100,6 +101,8 @@ class SandboxVectorEnv(VectorEnv):
             )
         self.env_metadata = meta
         self.reward_range = meta["reward_range"]
+        self._reset_seeds = [ResetSeeds() for _ in range(num_envs)]
+        self._ended = [False] * num_envs
         self.single_observation_space = UnicodeText(self.config.max_observation_chars)
         self.single_action_space = UnicodeText(DEFAULT_ACTION_LENGTH)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -141,13 +144,16 @@ class SandboxVectorEnv(VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[tuple[str, ...], dict[str, Any]]:
         if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, int):
-            seeds = [seed + i for i in range(self.num_envs)]
+            asked: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, int) and not isinstance(seed, bool):
+            asked = [seed + i for i in range(self.num_envs)]
         else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise SpadeError(f"reset got {len(seeds)} seeds for {self.num_envs} envs.")
+            asked = list(seed)
+            if len(asked) != self.num_envs:
+                raise SpadeError(f"reset got {len(asked)} seeds for {self.num_envs} envs.")
+        # Every copy's reset carries a seed; seedless ones are drawn here (sandbox.trace).
+        seeds = [source.next(s) for source, s in zip(self._reset_seeds, asked)]
+        self._ended = [False] * self.num_envs
         rows = self._gather(
             "vector_reset", [{"seeds": c, "options": options} for c in self._chunks(seeds)]
         )
@@ -170,7 +176,19 @@ class SandboxVectorEnv(VectorEnv):
         actions = [a if isinstance(a, str) else str(a) for a in actions]
         if len(actions) != self.num_envs:
             raise SpadeError(f"step got {len(actions)} actions for {self.num_envs} envs.")
-        rows = self._gather("vector_step", [{"actions": c} for c in self._chunks(actions)])
+        # A copy whose episode ended is reset by this step (autoreset): its seed is drawn
+        # here, so the environment never resets without one.
+        seeds = [
+            source.next(None) if ended else None
+            for source, ended in zip(self._reset_seeds, self._ended)
+        ]
+        rows = self._gather(
+            "vector_step",
+            [
+                {"actions": a, "seeds": s}
+                for a, s in zip(self._chunks(actions), self._chunks(seeds))
+            ],
+        )
         observations, infos = [], {}
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminations = np.zeros(self.num_envs, dtype=np.bool_)
@@ -183,6 +201,7 @@ class SandboxVectorEnv(VectorEnv):
                 info = {"sandbox_error": str(exc)}
             observations.append(observation)
             rewards[i], terminations[i], truncations[i] = reward, terminated, truncated
+            self._ended[i] = bool(terminated or truncated)
             infos = self._add_info(infos, info, i)
         return tuple(observations), rewards, terminations, truncations, infos
 

@@ -90,11 +90,29 @@ def _jsonable(value: Any) -> Any:
 class _Host:
     """The environment this worker hosts and the operations on it."""
 
-    def __init__(self, sink: _BoundedSink) -> None:
+    def __init__(self, sink: _BoundedSink, clock: Any = None) -> None:
         self.envs: list[Any] = []
         self.kind = ""
         self.sink = sink
         self._ended: list[bool] = []
+        # The virtual clock (sandbox.vclock), restarted at every reset; each copy of a
+        # vector env keeps its own reading of it. None: the real clock (tests of the host).
+        self.clock = clock
+        self._clocks: list[tuple[int, float]] = []
+
+    def _restart_clock(self) -> None:
+        if self.clock is not None:
+            self.clock.restart()
+
+    def _on_copy(self, index: int, call: Any) -> Any:
+        """Run ``call`` with copy ``index``'s clock (copies share one process clock)."""
+        if self.clock is None:
+            return call()
+        self.clock.reads, self.clock.slept = self._clocks[index]
+        try:
+            return call()
+        finally:
+            self._clocks[index] = (self.clock.reads, self.clock.slept)
 
     @property
     def env(self) -> Any:
@@ -134,6 +152,7 @@ class _Host:
         meta = describe(cls).to_dict()
         self.cls, self.knobs = cls, dict(knobs)
         agents: list[str] = []
+        self._restart_clock()
         for _ in range(max(1, int(copies))):
             env = cls(**knobs)
             if isinstance(env, TextGame):
@@ -143,6 +162,7 @@ class _Host:
                     meta.update(kind="text", max_turns=env.max_turns, description=env.description)
             self.envs.append(env)
         self._ended = [False] * len(self.envs)
+        self._clocks = [(0, 0.0)] * len(self.envs)
         self.kind = "game" if isinstance(env, TextGame) else "env"
         meta["possible_agents"] = agents
         meta["render_modes"] = list(env.metadata.get("render_modes", []))
@@ -152,6 +172,7 @@ class _Host:
 
     # ----- single-agent calls ---------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> Any:
+        self._restart_clock()
         return list(self.env.reset(seed=seed, options=options))
 
     def step(self, action: str) -> Any:
@@ -175,27 +196,44 @@ class _Host:
     # ----- several copies, stepped as one batch (SandboxVectorEnv) --------------------------
     def vector_reset(self, seeds: list, options: dict | None = None) -> Any:
         self._ended = [False] * len(self.envs)
+        self._clocks = [(0, 0.0)] * len(self.envs)
         return [
-            self._guarded(lambda env=env, seed=seed: list(env.reset(seed=seed, options=options)))
-            for env, seed in zip(self.envs, seeds)
+            self._on_copy(
+                i,
+                lambda env=env, seed=seed: self._guarded(
+                    lambda: list(env.reset(seed=seed, options=options))
+                ),
+            )
+            for i, (env, seed) in enumerate(zip(self.envs, seeds))
         ]
 
-    def vector_step(self, actions: list) -> Any:
+    def vector_step(self, actions: list, seeds: list | None = None) -> Any:
         """Step every copy; a copy whose episode ended last time is reset instead
-        (Gymnasium's next-step autoreset), with reward 0 and both flags False. A copy
-        whose code raised answers ``{"error": ...}`` and is reset on its next step."""
+        (Gymnasium's next-step autoreset) with its seed from ``seeds`` (the parent draws
+        them), with reward 0 and both flags False. A copy whose code raised answers
+        ``{"error": ...}`` and is reset on its next step."""
         results = []
+        seeds = list(seeds or [])
         for i, (env, action) in enumerate(zip(self.envs, actions)):
             if self._ended[i]:
                 self._ended[i] = False
-                row = self._guarded(lambda env=env: [*env.reset(), None])
+                seed = seeds[i] if i < len(seeds) else None
+                self._clocks[i] = (0, 0.0)
+                row = self._on_copy(
+                    i,
+                    lambda env=env, seed=seed: self._guarded(
+                        lambda: [*env.reset(seed=seed), None]
+                    ),
+                )
                 if isinstance(row, list):
                     row = [row[0], 0.0, False, False, row[1]]
                 else:
                     self._ended[i] = True
                 results.append(row)
                 continue
-            row = self._guarded(lambda env=env, action=action: list(env.step(action)))
+            row = self._on_copy(
+                i, lambda env=env, action=action: self._guarded(lambda: list(env.step(action)))
+            )
             self._ended[i] = not isinstance(row, list) or bool(row[2] or row[3])
             results.append(row)
         return results
@@ -222,6 +260,7 @@ class _Host:
         }
 
     def game_reset(self, seed: int | None = None, options: dict | None = None) -> Any:
+        self._restart_clock()
         self.env.reset(seed=seed, options=options)
         return self.snapshot()
 
@@ -261,6 +300,7 @@ class _Host:
                     close()
                 except Exception:
                     pass
+        self._restart_clock()
         env = self.cls(**self.knobs)
         meta: dict[str, Any] = {}
         if isinstance(env, TextGame) and seat is not None:
@@ -268,6 +308,7 @@ class _Host:
             meta.update(kind="text", max_turns=env.max_turns)
         self.envs = [env]
         self._ended = [False]
+        self._clocks = [(0, 0.0)]
         return meta
 
     def claims(self) -> dict[str, Any]:
@@ -374,10 +415,14 @@ def main() -> None:
         import pyseccomp  # noqa: F401  (finds libseccomp through ldconfig: before the drop)
 
         from spade_envs.sandbox import seccomp
+    os.environ["SPADE_ENVS_SANDBOX_WORKER"] = "1"  # no Gymnasium ID lookups in a worker
     import spade_envs  # noqa: F401  (protocol classes, before the uid drop)
     from spade_envs.core import game_env, loader, metadata  # noqa: F401
-    from spade_envs.sandbox import wire
+    from spade_envs.sandbox import vclock, wire
 
+    # Before any environment code, while the standard library can still be read: every
+    # Python-level clock the environment can reach becomes the virtual one.
+    clock = vclock.install()
     layers = {"uid": os.getuid()}
     if settings["drop_uid"] and os.getuid() == 0:
         _drop_privileges(settings["uid"], settings["gid"])
@@ -395,7 +440,7 @@ def main() -> None:
         sys.stderr = sink
     channel = wire.Channel(fd_in, fd_out)
     channel.send({"ready": True, "layers": layers})
-    serve(channel, _Host(sink), settings["max_message_bytes"])
+    serve(channel, _Host(sink, clock), settings["max_message_bytes"])
 
 
 if __name__ == "__main__":

@@ -33,6 +33,13 @@ class BankTransfers(ToolEnv):
     max_turns = 16
     # hole: accounts (2-6) and transfers the hidden plan uses (1-5) [1, 6]
     knobs: ClassVar[dict[str, int]] = {"accounts": 4, "transfers": 3}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = (
+        "2 <= accounts <= 6",
+        "1 <= transfers <= 5",
+        "accounts <= len(_ACCOUNTS)",
+        "len(_ACCOUNTS) >= 6",
+    )
 
     def _reset(self) -> str:
         count, wanted = max(2, min(self.accounts, 6)), max(1, min(self.transfers, 5))

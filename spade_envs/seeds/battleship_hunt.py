@@ -23,6 +23,8 @@ class BattleshipHunt(TextEnv):
     max_turns = 16
     # hole: grid side (3-9) and ship length (2 up to the side) [2, 9]
     knobs: ClassVar[dict] = {"size": 6, "ship": 3}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("3 <= size <= 9", "2 <= ship <= size", "max_turns < size * size")
 
     def _reset(self) -> str:
         self.size = min(max(self.size, 3), 9)

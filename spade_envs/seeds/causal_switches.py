@@ -26,6 +26,8 @@ class CausalSwitches(TextEnv):
     max_turns = 10
     # hole: switches (3-6) and unconnected switches among them (1 up to switches - 2) [1, 6]
     knobs: ClassVar[dict] = {"switches": 5, "dead": 2}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("3 <= switches <= 6", "1 <= dead <= switches - 2", "switches - 4 <= dead")
 
     def _reset(self) -> str:
         self.switches = min(max(self.switches, 3), 6)

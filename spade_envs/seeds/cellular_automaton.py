@@ -39,6 +39,8 @@ class CellularAutomaton(TextEnv):
     max_turns = 5
     # hole: ring width (5-60), rows shown, candidate rules (2-9), 'more' reveals [1, 30]
     knobs: ClassVar[dict[str, int]] = {"width": 15, "shown": 3, "candidates": 4, "extra": 2}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("5 <= width <= 60", "2 <= candidates <= len(_RULES)", "shown >= 1")
 
     def _reset(self) -> str:
         rng, width = self.rng, max(5, min(self.width, 60))

@@ -51,6 +51,8 @@ class Chomp(TextGame):
     max_turns = 50
     # hole: largest bar: rows (2-5) and columns (2-6), drawn at random up to these [2, 6]
     knobs: ClassVar[dict[str, int]] = {"max_rows": 4, "max_cols": 5}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("2 <= max_rows <= 5", "2 <= max_cols <= 6")
 
     def _reset(self) -> None:
         rows = self.rng.randint(2, min(max(self.max_rows, 2), 5))

@@ -48,6 +48,8 @@ class CodeDuel(TextGame):
     max_turns = 60
     # hole: largest target (20-50) and instructions besides x += 1 (1-7) [1, 50]
     knobs: ClassVar[dict[str, int]] = {"max_target": 40, "extra_instructions": 2}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("20 <= max_target <= 50", "1 <= extra_instructions <= 7")
 
     def _reset(self) -> None:
         extra = min(max(self.extra_instructions, 1), len(INSTRUCTIONS) - 1)

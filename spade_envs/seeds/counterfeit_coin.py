@@ -23,6 +23,8 @@ class CounterfeitCoin(TextEnv):
     max_turns = 6
     # hole: number of coins [3, 243]
     knobs: ClassVar[dict] = {"coins": 12}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("max_turns < coins",)
 
     def _reset(self) -> str:
         self.coins = min(max(self.coins, 3), 243)  # 243 = 3**5 coins need 5 weighings

@@ -66,6 +66,14 @@ class FileSystemHunt(ToolEnv):
     max_turns = 12
     # hole: hops in the reference chain (1-4) and services with their own chains (1-6) [1, 6]
     knobs: ClassVar[dict[str, int]] = {"hops": 3, "services": 3}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = (
+        "1 <= hops <= 4",
+        "1 <= services <= 6",
+        "hops + 2 <= max_turns",
+        "services <= len(_SERVICES)",
+        "len(_SERVICES) >= 6",
+    )
 
     def _reset(self) -> str:
         hops, services = max(1, min(self.hops, 4)), max(1, min(self.services, 6))

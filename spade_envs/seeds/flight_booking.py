@@ -40,6 +40,8 @@ class FlightBooking(ToolEnv):
     max_turns = 16
     # hole: cities used (3-10) and random flights besides the one sure route (2-60) [2, 60]
     knobs: ClassVar[dict[str, int]] = {"cities": 6, "flights": 20}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("3 <= cities <= 10", "cities <= len(_CITIES)", "len(_CITIES) >= 3")
 
     def _reset(self) -> str:
         cities = self.rng.sample(_CITIES, max(3, min(self.cities, len(_CITIES))))

@@ -41,6 +41,8 @@ class Kayles(TextGame):
     max_turns = 50
     # hole: pins in the row (8-30, up to 4 fewer at random) and most pins already down [1, 30]
     knobs: ClassVar[dict[str, int]] = {"pins": 14, "knocked": 3}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("8 <= pins <= 30", "1 <= knocked <= pins - 6")
 
     def _reset(self) -> None:
         pins = min(max(self.pins, 8), 30)

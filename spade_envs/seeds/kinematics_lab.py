@@ -37,6 +37,8 @@ class KinematicsLab(TextEnv):
     max_turns = 6
     # hole: measurements (3 up to max_turns - 2) and latest time to measure (2-20) [2, 20]
     knobs: ClassVar[dict[str, int]] = {"measurements": 3, "latest": 5}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("3 <= measurements <= max_turns - 2", "2 <= latest <= 20")
 
     def _reset(self) -> str:
         rng = self.rng

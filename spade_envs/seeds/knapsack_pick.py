@@ -58,6 +58,8 @@ class KnapsackPick(TextEnv):
     max_turns = 12
     # hole: items offered (2-10) and heaviest item weight [2, 50]
     knobs: ClassVar[dict[str, int]] = {"items": 6, "max_weight": 9}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("2 <= items <= 10", "items + 1 <= max_turns", "max_weight >= 2")
 
     def _reset(self) -> str:
         rng = self.rng

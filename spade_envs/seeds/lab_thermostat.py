@@ -31,6 +31,8 @@ class LabThermostat(ToolEnv):
     max_turns = 26  # 6 steps x 2 probes x 2 calls + answer = 25 at most
     # hole: lowest and highest temperature in Celsius (range kept to 10-63 degrees) [0, 120]
     knobs: ClassVar[dict[str, int]] = {"low": 20, "high": 80}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("low + 10 <= high", "high - low <= 63", "max_turns < 2 * (high - low + 1)")
 
     def _reset(self) -> str:
         self.lo = self.low

@@ -23,6 +23,8 @@ class LightsOut(TextEnv):
     max_turns = 10
     # hole: grid side (3-9) and presses that made the board (2 up to max_turns) [2, 9]
     knobs: ClassVar[dict] = {"size": 5, "presses": 4}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("3 <= size <= 9", "2 <= presses <= max_turns", "presses <= size * size - 1")
 
     def _reset(self) -> str:
         self.size = min(max(self.size, 3), 9)

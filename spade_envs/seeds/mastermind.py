@@ -29,6 +29,8 @@ class Mastermind(TextEnv):
     max_turns = 10
     # hole: code length (2-5) and digits 1 to N in use (2-7) [2, 7]
     knobs: ClassVar[dict] = {"length": 4, "digits": 6}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("2 <= length <= 5", "2 <= digits <= 7")
 
     def _reset(self) -> str:
         self.length = min(max(self.length, 2), 5)  # bounds keep the solver fast

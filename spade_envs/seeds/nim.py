@@ -21,6 +21,8 @@ class Nim(TextGame):
     max_turns = 60
     # hole: number of heaps and largest heap size [2, 8]
     knobs = {"heaps": 3, "max_heap": 7}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("heaps * max_heap <= max_turns",)
 
     def _reset(self) -> None:
         while True:

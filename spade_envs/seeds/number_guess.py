@@ -15,6 +15,8 @@ class NumberGuess(TextEnv):
     max_turns = 8
     # hole: the hidden number lies in 1..upper [4, 5000]
     knobs = {"upper": 100}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("2 * max_turns <= upper",)
 
     def _reset(self) -> str:
         self.secret = self.rng.randint(1, self.upper)

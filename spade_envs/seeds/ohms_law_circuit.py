@@ -32,6 +32,12 @@ class OhmsLawCircuit(TextEnv):
     max_turns = 6
     # hole: most segments in the chain (2-4) and measurements (2 up to max_turns - 2) [2, 10]
     knobs: ClassVar[dict[str, int]] = {"segments": 3, "measurements": 3}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = (
+        "2 <= segments <= 4",
+        "2 <= measurements <= max_turns - 2",
+        "len(_VALUES) >= 2",
+    )
 
     def _reset(self) -> str:
         rng = self.rng

@@ -39,6 +39,8 @@ class PatternOracle(ToolEnv):
     max_turns = 10
     # hole: terms that may be revealed and largest index that may be revealed (at least 6) [1, 100]
     knobs: ClassVar[dict[str, int]] = {"probes": 6, "max_index": 20}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("max_index >= 6",)
 
     def _reset(self) -> str:
         rng = self.rng

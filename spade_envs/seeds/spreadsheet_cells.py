@@ -34,6 +34,13 @@ class SpreadsheetCells(ToolEnv):
     max_turns = 16
     # hole: inputs (3-8), formulas (2-6) and set_cell attempts [1, 8]
     knobs: ClassVar[dict[str, int]] = {"inputs": 5, "formulas": 4, "attempts": 2}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = (
+        "3 <= inputs <= 8",
+        "2 <= formulas <= 6",
+        "inputs <= len(_LABELS)",
+        "len(_LABELS) >= 8",
+    )
 
     def _reset(self) -> str:
         n, m = max(3, min(self.inputs, 8)), max(2, min(self.formulas, 6))

@@ -61,6 +61,8 @@ class StackMachine(TextEnv):
     max_turns = 5
     # hole: peeks allowed, largest N for 'step N', and largest loop count (at least 2) [1, 12]
     knobs: ClassVar[dict[str, int]] = {"peeks": 2, "max_step": 8, "max_count": 4}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("max_count >= 2",)
 
     def _reset(self) -> str:
         rng = self.rng

@@ -49,6 +49,8 @@ class SubtractionGame(TextGame):
     max_turns = 60
     # hole: largest pile (10-40, drawn from half of it up) and largest allowed take (3-12) [3, 40]
     knobs: ClassVar[dict[str, int]] = {"max_pile": 30, "largest_take": 7}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("10 <= max_pile <= 40", "3 <= largest_take <= 12")
 
     def _reset(self) -> None:
         largest = min(max(self.largest_take, 3), 12)

@@ -23,6 +23,13 @@ class SupplierLookup(ToolEnv):
     max_turns = 10
     # hole: products and suppliers in the database [1, 8]
     knobs = {"products": 8, "suppliers": 4}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = (
+        "products <= len(_ITEMS)",
+        "suppliers <= len(_CITIES)",
+        "len(_ITEMS) >= 8",
+        "len(_CITIES) >= 8",
+    )
 
     def _reset(self) -> str:
         names = self.rng.sample(_FIRST, self.suppliers)

@@ -65,6 +65,8 @@ class TwentyQuestions(TextEnv):
     max_turns = 6
     # hole: candidates listed (2-24) [2, 24]
     knobs: ClassVar[dict] = {"candidates": 12}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("max_turns < candidates",)
 
     def _reset(self) -> str:
         count = min(max(self.candidates, 2), len(CATALOGUE))

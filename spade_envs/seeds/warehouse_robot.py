@@ -36,6 +36,14 @@ class WarehouseRobot(ToolEnv):
     max_turns = 18
     # hole: floor width (5-9), height (4-8) and loose items (1-6) [1, 9]
     knobs: ClassVar[dict[str, int]] = {"width": 7, "height": 6, "items": 3}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = (
+        "5 <= width <= 9",
+        "4 <= height <= 8",
+        "1 <= items <= 6",
+        "items <= len(_ITEMS)",
+        "len(_ITEMS) >= 6",
+    )
 
     def _reset(self) -> str:
         self.w, self.h = max(5, min(self.width, 9)), max(4, min(self.height, 8))

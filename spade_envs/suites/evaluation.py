@@ -120,6 +120,12 @@ def _why(info: dict[str, Any]) -> str:
     return str(info.get("rejected") or info.get("unproven") or "")
 
 
+def _left_out_why(record: Any) -> str:
+    if record.status == "quarantined":  # its newest version diverged on replay: not played
+        return f"a replay audit diverged (spade-envs show {record.id})"
+    return _why(record.extra["suite"])
+
+
 def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalSet:
     """The evaluation set ``name`` over what ``registry`` holds.
 
@@ -167,7 +173,7 @@ def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalS
         else:
             category = record.skill
         tasks.append(EvalTask(record.id, category, str(info.get("task"))))
-    left_out = [(r.id, f"{r.status}: {_why(r.extra['suite'])}") for r in rejected]
+    left_out = [(r.id, f"{r.status}: {_left_out_why(r)}") for r in rejected]
     present = {t.category for t in tasks}
     order = RG_CATEGORIES if base == "rg-hard" else tuple(sorted(present))
     return EvalSet(name, tasks, left_out, tuple(c for c in order if c in present))
@@ -318,7 +324,7 @@ def evaluate(
     from ..agent import RolloutConfig, resolve_envs
     from ..agent.failures import FailureCounts
     from ..agent.rollout import RolloutEngine, matched_specs
-    from ..registry.gym_ids import shared_registry
+    from ..registry.shared import shared_registry
 
     if episodes < 1 or max_turns < 1:
         raise SpadeError(f"episodes and max_turns must be at least 1, got {episodes}, {max_turns}.")

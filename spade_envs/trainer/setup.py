@@ -216,7 +216,17 @@ def _frozen_pool(config: SelfPlayConfig, view: RunView) -> list[str]:
         raise SpadeError(
             "Fixed-pool mode has no environments: set agent.fixed_pool or widen agent.pool_kinds."
         )
-    return [t.env_id for t in resolve_envs(names, view)]
+    targets = [t.env_id for t in resolve_envs(names, view)]
+    # A quarantined version (a replay of its plays diverged) is not trained on, even when
+    # named: its rewards cannot be trusted.
+    kept = [t for t in targets if view.get(t).status != "quarantined"]
+    if targets and not kept:
+        raise SpadeError(
+            f"Every fixed-pool environment is quarantined ({', '.join(targets[:4])}): a replay "
+            "audit diverged on each. `spade-envs show ID` gives the evidence and `spade-envs "
+            "revalidate ID` clears it; or name other environments in agent.fixed_pool."
+        )
+    return kept
 
 
 def _open_registry(url: str, dist: distributed.DistInfo) -> Registry:

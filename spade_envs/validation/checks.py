@@ -32,6 +32,14 @@ from ..core.episodes import (
 from ..error import EnvCodeError, SandboxStartFailed, SandboxUnavailable
 from .budget import Budget
 from .fuzz import FuzzFailure, ProbeFailure, fuzz_env, probe_episodes
+from .probes import (
+    ENUMERATION_SEEDS,
+    ENUMERATION_WIN_SHARE,
+    band_seeds,
+    enumeration_policies,
+    matches_solution,
+    wrong_answers,
+)
 from .subject import CheckFailed, Subject
 
 __all__ = ["DYNAMIC_CHECKS", "check_seeds", "run_check"]
@@ -45,7 +53,10 @@ PLAY_SEED_RANGE = 1_200_000
 
 
 def check_seeds(count: int, seed: int | None = None) -> list[int]:
-    """Seeds the checks play: alternately uniform over the range plays reset with and
+    """Seeds the checks play: one in each band plays reset with (the CLI's small seeds,
+    the trainer's evaluation seeds, training seeds; see
+    :data:`~.probes.SEED_BANDS`), at the even positions first (the seeds the fresh-play
+    check uses), then alternately uniform over the range plays reset with and
     log-uniform over every magnitude up to 2**31.
 
     An environment cannot tell a validation seed from a play seed by its size, and one
@@ -53,9 +64,13 @@ def check_seeds(count: int, seed: int | None = None) -> list[int]:
     seeds are drawn afresh for every validation, so it cannot know them either.
     """
     rng = random.Random(secrets.randbits(64) if seed is None else seed)
+    count = max(1, count)
+    bands = band_seeds(rng)
     seeds: list[int] = []
-    while len(seeds) < max(1, count):
-        if len(seeds) % 2 == 0:
+    while len(seeds) < count:
+        if bands and (len(seeds) % 2 == 0 or count - len(seeds) <= len(bands)):
+            value = bands.pop(0)
+        elif len(seeds) % 2 == 0:
             value = rng.randrange(PLAY_SEED_RANGE)
         else:
             value = int(math.exp(rng.uniform(0.0, math.log(2**31)))) - 1
@@ -64,24 +79,24 @@ def check_seeds(count: int, seed: int | None = None) -> list[int]:
     return seeds
 
 
-def _plausible_answers(seed: int) -> Any:
-    """A policy of wrong answers in the forms real agents use (a cheat that lets any
-    real-looking answer win must be caught, so these must not look like filler)."""
-    rng = random.Random(seed)
-    # No small numbers: "42" is the right answer of some guessing game now and then.
-    words = ["yes", "north", "submit", "done", "left", "open the door", "Z"]
+def _wrong_answers(subject: Subject, seed: int, solution: list[str] | None = None) -> Any:
+    """Wrong answers drawn from what the environment shows (see :mod:`.probes`); with a
+    known ``solution``, never its actions or its answer."""
+    exclude = None if solution is None else (lambda action: matches_solution(action, solution))
+    return wrong_answers(seed, exclude=exclude, tool_schemas=subject.meta.get("tool_schemas") or ())
 
-    def policy(_observation: str, turn: int) -> str:
-        form = (turn + seed) % 4
-        if form == 0:
-            return "\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}"
-        if form == 1:
-            return rng.choice(words)
-        if form == 2:
-            return "<answer>" + rng.choice(words) + "</answer>"
-        return "I think it is " + str(rng.randrange(10**8, 10**9))
 
-    return policy
+def _won_by_wrong_answers(env: Any, episode: Episode, seed: int) -> str:
+    """The action of a won wrong-answer episode that is no answer of the solution ("" when
+    the episode was lost, or won by hitting the solution's own answer: luck, not a cheat).
+    The solution is computed after the episode, so the episode stays the worker's first."""
+    if not _won(episode, env):
+        return ""
+    solution = _solution_of(env, seed)
+    actions = [t.action for t in episode.transitions]
+    if any(matches_solution(action, solution) for action in actions):
+        return ""
+    return actions[-1] if actions else "<none>"
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -119,11 +134,12 @@ def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict
     play_seeds = seeds[::2]  # drawn from the range plays reset with
     trivial_seed, solution_seed = play_seeds[0], play_seeds[1 % len(play_seeds)]
     planner = subject.env()  # the main worker's first episode
-    first = _play(planner, _plausible_answers(trivial_seed), trivial_seed, "a first play")
-    if _won(first, planner):
+    first = _play(planner, _wrong_answers(subject, trivial_seed), trivial_seed, "a first play")
+    winner = _won_by_wrong_answers(planner, first, trivial_seed)
+    if winner:
         raise CheckFailed(
-            f"seed {trivial_seed}: wrong answers win the first episode of a fresh sandbox "
-            "worker; the task must require the right actions"
+            f"seed {trivial_seed}: wrong answers (the last: {_short(winner, 60)}) win the first "
+            "episode of a fresh sandbox worker; the task must require the right actions"
         )
     solution = _solution_of(planner, solution_seed)
     player = subject.env(role="clean")  # never asked for solution()
@@ -136,9 +152,10 @@ def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict
         )
     if subject.has_hint:
         hinted = subject.env(role="hinted")
-        policy = _plausible_answers(solution_seed)
         hinted_seed = play_seeds[2 % len(play_seeds)]  # an int, as rollouts reset them
-        if _won(_play_after_hint(hinted, policy, hinted_seed, "a first hinted play"), hinted):
+        policy = _wrong_answers(subject, hinted_seed)
+        episode = _play_after_hint(hinted, policy, hinted_seed, "a first hinted play")
+        if _won(episode, hinted) and _won_by_wrong_answers(planner, episode, hinted_seed):
             raise CheckFailed(
                 "wrong answers win a hinted first episode of a fresh sandbox worker (reset, "
                 "hint(), then the steps); the hint must not make the task easier to fake"
@@ -270,16 +287,51 @@ def check_solution(subject: Subject, budget: Budget, seeds: list[int]) -> dict[s
 
 
 def check_trivial(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
-    _trivial_against_best(subject, subject.env(), seeds)
+    env = subject.env()
+    observations = _trivial_against_best(subject, env, seeds)
+    enumerated = _enumeration(env, observations)
     if subject.is_game:
         _no_moves_against_random(subject, subject.env(opponent="random"), seeds)
-    return {"seeds": len(seeds)}
+    return {"seeds": len(seeds), **({"enumerated": enumerated} if enumerated else {})}
 
 
-def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> None:
+def _enumeration(env: Any, observations: dict[int, str]) -> str:
+    """Guessing every value of a small range the observation states, in order, must not
+    win most episodes: a task won by enumeration teaches nothing. Returns the range tried
+    ("" when none was stated, or too few turns make enumeration hopeless)."""
+    plans = {s: enumeration_policies(o, env.max_turns) for s, o in observations.items()}
+    plans = {s: p for s, p in list(plans.items())[:ENUMERATION_SEEDS] if p[1]}
+    if not plans:
+        return ""
+    needed = math.ceil(ENUMERATION_WIN_SHARE * len(plans))
+    low, high = next(iter(plans.values()))[0] or (0, 0)
+    tried = f"{low}..{high}"
+    for form in range(max(len(p[1]) for p in plans.values())):
+        wins, label = 0, ""
+        for played, (seed, (_, policies)) in enumerate(plans.items()):
+            if form >= len(policies) or played - wins > len(plans) - needed:
+                break  # this form already lost too often to win most episodes
+            label, actions = policies[form]
+            wins += _won(_play(env, scripted(actions), seed, f"guessing {label} in turn"), env)
+        if wins >= needed:
+            raise CheckFailed(
+                f"guessing every value {tried} in turn (as {label}) wins {wins}/{len(plans)} "
+                "episodes: the task is won by enumeration; state a larger range or allow "
+                "fewer turns"
+            )
+    return tried
+
+
+def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[int, str]:
+    """Trivial policies lose on every seed; returns each seed's first observation."""
+    observations: dict[int, str] = {}
     for seed in seeds:
         solution = _solution_of(env, seed)
-        policies = {"the empty action": repeated(""), "random text": random_text(seed)}
+        policies = {
+            "the empty action": repeated(""),
+            "random text": random_text(seed),
+            "wrong answers drawn from the observation": _wrong_answers(subject, seed, solution),
+        }
         if subject.has_hint:
             _call("reset()", env.reset, seed=seed)
             policies["the hint text as the action"] = repeated(str(_call("hint()", env.hint)))
@@ -287,6 +339,7 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> None:
             policies["repeating the first solution action"] = repeated(solution[0])
         for label, policy in policies.items():
             episodes = [_play(env, policy, seed, f"playing {label}")]
+            observations.setdefault(seed, episodes[0].first_observation)
             if subject.has_hint:  # as a hinted play runs: reset, hint(), then the steps
                 episodes.append(_play_after_hint(env, policy, seed, f"playing {label}"))
             if any(_won(episode, env) for episode in episodes):
@@ -295,6 +348,7 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> None:
                     f"seed {seed}: {label} reaches the maximum reward {_top(env):g}{after}; "
                     "the task must require the right actions (check the answer strictly)"
                 )
+    return observations
 
 
 def _no_moves_against_random(subject: Subject, env: Any, seeds: list[int]) -> None:

@@ -58,6 +58,12 @@ _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
 # hint unless the module defines one.
 _SUITE_BASES = {"ReasoningGymTask": "text", "RlveTask": "text"}
 _SUITE_METHODS = {"_reset", "_step", "solution"}
+#: The class attributes the suite importer writes (spade_envs/suites/catalog.py _render);
+#: a declaration with any other is not one the importer made.
+_SUITE_ATTRIBUTES = frozenset(
+    """skill description suite_version task level module dataset_class config_class config
+    env_class parameters""".split()
+)
 _REQUIRED = {
     "text": [("_reset", "reset"), ("_step", "step"), ("hint",), ("solution",)],
     "tool": [("_reset", "reset"), ("hint",), ("solution",)],
@@ -77,6 +83,8 @@ class StaticInfo:
     description: str = ""
     imports: list[str] = field(default_factory=list)
     has_hint: bool = False
+    #: A suite task the importer wrote (no hint by design; see ``suite_import``).
+    suite_task: bool = False
 
 
 def _base_name(node: ast.expr) -> str:
@@ -140,11 +148,11 @@ def _suite_bases_imported(tree: ast.Module) -> set[str]:
 
 
 def _pure_suite_task(name: str, classes: dict[str, ast.ClassDef], imported: set[str]) -> bool:
-    """Whether ``name`` is a suite task as the importer writes one: a class whose bases
-    are imported suite adapters (directly or through such classes of the module) and
-    whose bodies only set class attributes to literals. Only such a class has no hint()
-    by design; anything that adds behaviour (a method, ``hint = some_function``) is an
-    ordinary environment and needs its own hint(), checked like any other."""
+    """Whether ``name`` looks like a suite task: a class whose bases are imported suite
+    adapters (directly or through such classes of the module) and whose bodies only set
+    class attributes to literals. It exempts nothing (only :func:`_importer_shape`, for
+    the importer's sources, does): it words the refusal of such a class that came any
+    other way and defines no hint()."""
     stack, seen = [name], set()
     while stack:
         current = stack.pop()
@@ -170,6 +178,54 @@ def _pure_suite_task(name: str, classes: dict[str, ast.ClassDef], imported: set[
                 return False
         stack.extend(_base_name(b) for b in node.bases)
     return True
+
+
+def _importer_shape(tree: ast.Module, name: str) -> bool:
+    """Whether the module is exactly what the suite importer writes: a docstring, one
+    ``from spade_envs import <adapter>``, and the class ``name`` deriving from that
+    adapter alone, its body a docstring and literal assignments to the importer's
+    attributes. No decorator, keyword, annotation or other statement (an assignment to
+    the class after it, a ``setattr``, a rebinding of the adapter) fits."""
+    body = list(tree.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 2:
+        return False
+    imported, declared = body
+    if not (
+        isinstance(imported, ast.ImportFrom)
+        and imported.module == "spade_envs"
+        and not imported.level
+        and len(imported.names) == 1
+        and imported.names[0].name in _SUITE_BASES
+        and imported.names[0].asname is None
+    ):
+        return False
+    adapter = imported.names[0].name
+    if not (
+        isinstance(declared, ast.ClassDef)
+        and declared.name == name
+        and not declared.decorator_list
+        and not declared.keywords
+        and not getattr(declared, "type_params", None)
+        and len(declared.bases) == 1
+        and isinstance(declared.bases[0], ast.Name)
+        and declared.bases[0].id == adapter
+    ):
+        return False
+    statements = declared.body
+    if statements and isinstance(statements[0], ast.Expr):
+        if not isinstance(statements[0].value, ast.Constant):
+            return False
+        statements = statements[1:]
+    return all(
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id in _SUITE_ATTRIBUTES
+        and _is_literal(s.value)
+        for s in statements
+    )
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -227,8 +283,11 @@ def _class_constant(node: ast.ClassDef, attribute: str) -> object:
     return None
 
 
-def _env_class(tree: ast.Module, info: StaticInfo) -> str:
-    """Empty when the module has exactly one usable environment class; else the reason."""
+def _env_class(tree: ast.Module, info: StaticInfo, suite_import: bool = False) -> str:
+    """Empty when the module has exactly one usable environment class; else the reason.
+
+    ``suite_import``: the source comes from the suite importer, which alone may declare
+    a suite task without a hint (and only in the exact shape it writes)."""
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     kinds = _classify(classes)
     # Abstract intermediate bases extended by another env class do not count; a concrete
@@ -269,11 +328,27 @@ def _env_class(tree: ast.Module, info: StaticInfo) -> str:
     # Protocol classes must define hint(); a SPADE-format (duck) class may not have one,
     # nor a suite task.
     info.has_hint = info.kind != "duck" or "hint" in methods
-    if _pure_suite_task(name, classes, _suite_bases_imported(tree)):
+    if suite_import and _importer_shape(tree, name):
         info.has_hint = False
+        info.suite_task = True
         methods |= _SUITE_METHODS | {"hint"}
     elif _derives_from_suite(name, classes):
         methods |= _SUITE_METHODS  # the hooks exist; hint() must be its own, and is checked
+        if "hint" not in methods and _pure_suite_task(name, classes, _suite_bases_imported(tree)):
+            # Whatever its shape, only the importer registers a task without a hint: a
+            # declaration that reaches the gate any other way gets its hint() checked.
+            if suite_import:
+                return (
+                    f"{name} is not in the exact shape the suite importer writes (only a "
+                    "docstring, the adapter's import and the class's literal attributes; "
+                    "nothing after the class); as an ordinary environment it must define "
+                    "its own hint(), which is checked"
+                )
+            return (
+                f"{name} is declared like a suite task, but suite tasks are registered only "
+                "by `spade-envs import --suite` (which writes them); an environment "
+                "registered any other way must define its own hint(), which is checked"
+            )
     missing = [
         " or ".join(options)
         for options in _REQUIRED[info.kind]
@@ -348,9 +423,23 @@ def _input_calls(tree: ast.Module) -> list[int]:
 
 
 def static_checks(
-    source: str, budget: Budget, *, allowed_modules: frozenset[str] | None = None
+    source: str,
+    budget: Budget,
+    *,
+    allowed_modules: frozenset[str] | None = None,
+    suite_import: bool = False,
 ) -> tuple[list[CheckResult], StaticInfo]:
-    """Run the static checks in order; later ones are skipped after a failure that blocks them."""
+    """Run the static checks in order; later ones are skipped after a failure that blocks them.
+
+    Args:
+        source: The environment module.
+        budget: Its limits (source size, ``max_turns``).
+        allowed_modules: Import allow-list (default :data:`ALLOWED_MODULES`).
+        suite_import: The source was written by the suite importer
+            (``spade-envs import --suite``): a task in exactly the shape it writes has no
+            hint by design. Every other caller leaves this False, so a suite-shaped
+            module from anywhere else must define a hint(), which is checked.
+    """
     allowed = ALLOWED_MODULES if allowed_modules is None else frozenset(allowed_modules)
     info = StaticInfo()
     results: list[CheckResult] = []
@@ -391,7 +480,7 @@ def static_checks(
     record("syntax", start)
 
     start = time.perf_counter()
-    class_reason = _env_class(tree, info)
+    class_reason = _env_class(tree, info, suite_import)
     size_reason = ""
     if info.max_turns is not None and not 1 <= info.max_turns <= budget.max_turns_limit:
         size_reason = (
@@ -400,6 +489,8 @@ def static_checks(
         )
     record("size", start, size_reason)
     record("env_class", start, class_reason)
+    if info.suite_task:  # the report says why no hint check applies
+        results[-1].details = {"suite_task": True, "origin": "suite importer"}
 
     start = time.perf_counter()
     problems = _import_problems(tree, allowed, info)

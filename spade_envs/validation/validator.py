@@ -35,6 +35,7 @@ from ..sandbox.env import checked_metadata
 from ..sandbox.process import Worker
 from .budget import Budget, get_budget
 from .checks import DYNAMIC_CHECKS, check_seeds, run_check
+from .hint_effect import HINT_CHECKS, run_hint_check
 from .processes import run_in_processes
 from .report import CheckResult, ValidationReport
 from .static import StaticInfo, static_checks
@@ -131,7 +132,7 @@ class Validator:
                 CheckResult(
                     n, passed=False, skipped=True, reason="skipped: fix the static problems first"
                 )
-                for n in ("load", *DYNAMIC_CHECKS)
+                for n in ("load", *DYNAMIC_CHECKS, *HINT_CHECKS)
             ]
         else:
             checks += self._dynamic(source, filename, info, timings)
@@ -197,7 +198,7 @@ class Validator:
             )
             return results + [
                 CheckResult(n, False, skipped=True, reason="skipped: the environment does not load")
-                for n in DYNAMIC_CHECKS
+                for n in (*DYNAMIC_CHECKS, *HINT_CHECKS)
             ]
         subject = Subject(
             lambda: self._open(source, filename, info, timings),
@@ -209,7 +210,7 @@ class Validator:
         subject.adopt(worker, meta)
         seeds = check_seeds(self.budget.seeds, self.seed)
         try:
-            for name in DYNAMIC_CHECKS:
+            for name in (*DYNAMIC_CHECKS, *HINT_CHECKS):
                 if subject.fatal:
                     results.append(
                         CheckResult(name, False, skipped=True, reason=f"skipped: {subject.fatal}")
@@ -217,7 +218,8 @@ class Validator:
                     continue
                 start = time.perf_counter()
                 try:
-                    passed, reason, details = run_check(name, subject, self.budget, seeds)
+                    run = run_hint_check if name in HINT_CHECKS else run_check
+                    passed, reason, details = run(name, subject, self.budget, seeds)
                 except (SandboxStartFailed, SandboxUnavailable):
                     raise
                 except SandboxError as exc:  # could not even open an instance

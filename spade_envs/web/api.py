@@ -7,9 +7,12 @@ search, everything stored about one version, export in the formats of
 ``spade-envs export``, and play sessions that run in the sandbox
 (:class:`~spade_envs.web.play.PlaySessions`, owner ``"api"``).
 
-Every endpoint is a plain ``def`` (FastAPI runs it in its thread pool: registry calls
-block). Bad input raises :class:`~spade_envs.web.params.HTTPError` (400 with a message
-saying what to change); unknown versions raise the registry's
+Every endpoint but the play calls is a plain ``def`` (FastAPI runs it in its thread
+pool: registry calls block). The play calls are ``async``: they hand the environment
+call to :class:`~spade_envs.web.play_runner.PlayRunner` (its own threads, a deadline,
+caps per client: 429, 504 and 410 below), so a stalled environment never holds a thread
+the other routes need. Bad input raises :class:`~spade_envs.web.params.HTTPError`
+(400 with a message saying what to change); unknown versions raise the registry's
 :class:`~spade_envs.error.UnknownEnvironmentError`; the application's exception handlers
 turn both into ``{"error": {"status": ..., "message": ...}}``. Host, token, Origin and
 Content-Type checks are the application's middleware; POST bodies are also checked
@@ -59,6 +62,7 @@ from .api_models import (
     iso_time,
     number_or_none,
     play_state,
+    quarantine_out,
     query_param,
     text_schema,
     validation_out,
@@ -69,6 +73,7 @@ from .pages import export_page
 from .params import HTTPError, Params, query_of
 from .params import parse_slug as slug_to_id
 from .play import PlaySession
+from .play_runner import play_client
 from .search import MODES, ListQuery, parse_list_query
 
 if TYPE_CHECKING:
@@ -90,6 +95,14 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "description": "A parameter or the body is wrong (the message says how).",
     },
     404: {"model": ErrorOut, "description": "No such version or play session."},
+}
+_PLAY_ERRORS: dict[int | str, dict[str, Any]] = {
+    410: {"model": ErrorOut, "description": "The session was ended: its environment stalled."},
+    429: {"model": ErrorOut, "description": "Too many environment calls running; retry."},
+    504: {
+        "model": ErrorOut,
+        "description": "The environment did not answer in time; the session was closed.",
+    },
 }
 
 router = APIRouter(prefix="/api/v1", tags=["api"], responses=_ERRORS)
@@ -286,6 +299,9 @@ def get_env(slug: str, request: Request, app: Spade) -> EnvDetail:
         max_turns=record.max_turns,
         origin=record.origin,
         status=record.status,
+        quarantine=quarantine_out(
+            registry.quarantine_evidence(ident) if record.status == "quarantined" else None
+        ),
         suite=record.suite or "",
         hint=record.hint or "",
         created=iso_time(record.created_at),
@@ -407,16 +423,21 @@ def _session(app: Any, sid: str) -> PlaySession:
     "and its first observation. Sessions close after the server's idle time without a request.",
     status_code=201,
     openapi_extra=body_doc(PlayStart),
-    responses={503: {"model": ErrorOut, "description": "Too many sessions are open."}},
+    responses={
+        503: {"model": ErrorOut, "description": "Too many sessions are open."},
+        **_PLAY_ERRORS,
+    },
 )
-def play_start(data: JSONBody, app: Spade) -> PlayState:
+async def play_start(request: Request, data: JSONBody, app: Spade) -> PlayState:
     """Start a session."""
     start = _checked(PlayStart, data, '{"env": "spade/NumberGuess-v1", "seed": 0}')
     try:
         parse_env_id(start.env)
     except SpadeError as exc:
         raise HTTPError(400, f"env: {exc}") from None
-    session = app.sessions.start(start.env, OWNER, start.seed, start.opponent)
+    session = await app.play.start(
+        play_client(request), start.env, OWNER, start.seed, start.opponent
+    )
     return play_state(session)
 
 
@@ -433,15 +454,16 @@ def play_get(sid: str, request: Request, app: Spade) -> PlayState:
     description="Sends the action to the environment's step(); refused (400) once the "
     "episode is over (POST .../reset starts it again).",
     openapi_extra=body_doc(StepIn),
+    responses=_PLAY_ERRORS,
 )
-def play_step(sid: str, data: JSONBody, app: Spade) -> StepOut:
+async def play_step(sid: str, request: Request, data: JSONBody, app: Spade) -> StepOut:
     """One step."""
     session = _session(app, sid)
     step = _checked(StepIn, data, '{"action": "\\\\boxed{42}"}')
     if "\x00" in step.action:
         raise HTTPError(400, "action contains a NUL character; remove it.")
     before = session.dropped + len(session.transcript)
-    app.sessions.step(session, step.action)
+    await app.play.step(play_client(request), session, step.action)
     new = session.transcript[max(0, before - session.dropped) :]
     observation = next((t for t in new if t.kind == "observation"), None)
     error = next((t.text for t in new if t.kind == "error"), None)
@@ -464,11 +486,12 @@ def play_step(sid: str, data: JSONBody, app: Spade) -> StepOut:
     description="The environment's hint (else the registry's model-written one), added to "
     "the transcript.",
     openapi_extra=EMPTY_BODY,
+    responses=_PLAY_ERRORS,
 )
-def play_hint(sid: str, _: NoFields, app: Spade) -> HintOut:
+async def play_hint(sid: str, request: Request, _: NoFields, app: Spade) -> HintOut:
     """The hint."""
     session = _session(app, sid)
-    app.sessions.hint(session)
+    await app.play.hint(play_client(request), session)
     return HintOut(hint=session.transcript[-1].text)
 
 
@@ -478,12 +501,15 @@ def play_hint(sid: str, _: NoFields, app: Spade) -> HintOut:
     description="The actions that win from the start of this episode (seed); 409 when the "
     "environment offers none.",
     openapi_extra=EMPTY_BODY,
-    responses={409: {"model": ErrorOut, "description": "No solution is available."}},
+    responses={
+        409: {"model": ErrorOut, "description": "No solution is available."},
+        **_PLAY_ERRORS,
+    },
 )
-def play_solution(sid: str, _: NoFields, app: Spade) -> SolutionOut:
+async def play_solution(sid: str, request: Request, _: NoFields, app: Spade) -> SolutionOut:
     """The solution."""
     session = _session(app, sid)
-    app.sessions.solution(session)
+    await app.play.solution(play_client(request), session)
     if session.solution is None:
         raise HTTPError(409, _unavailable_reason(session) or "No solution is available.")
     return SolutionOut(actions=list(session.solution), next=session.turns)
@@ -494,17 +520,18 @@ def play_solution(sid: str, _: NoFields, app: Spade) -> SolutionOut:
     summary="Restart the episode",
     description="The same seed again (a fresh sandbox worker when the old one failed).",
     openapi_extra=EMPTY_BODY,
+    responses=_PLAY_ERRORS,
 )
-def play_reset(sid: str, _: NoFields, app: Spade) -> PlayState:
+async def play_reset(sid: str, request: Request, _: NoFields, app: Spade) -> PlayState:
     """Restart."""
     session = _session(app, sid)
-    app.sessions.reset(session)
+    await app.play.reset(play_client(request), session)
     return play_state(session)
 
 
 def _close(app: Any, sid: str) -> Closed:
     session = _session(app, sid)
-    app.sessions.close(session.id, OWNER)
+    app.sessions.close(session.id, OWNER, wait=False)  # its worker stops in the background
     return Closed(id=session.id, env_id=session.env_id)
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "PlayStart",
     "PlayState",
     "PlayStatsOut",
+    "QuarantineOut",
     "SearchOut",
     "Similar",
     "SimilarItem",
@@ -61,6 +62,7 @@ __all__ = [
     "number_or_none",
     "play_state",
     "query_param",
+    "quarantine_out",
     "text_schema",
     "validation_out",
 ]
@@ -94,7 +96,10 @@ class EnvItem(_Out):
     version: int
     kind: str = Field(description="text, tool or game.")
     skill: str
-    status: str = Field(description="candidate, validated, rejected or retired.")
+    status: str = Field(
+        description="candidate, validated, rejected, retired, unvalidated or quarantined (a "
+        "replay audit diverged: see quarantine in GET /api/v1/envs/{slug})."
+    )
     origin: str = Field(description="seed, designer or imported.")
     suite: str = Field(description="The external suite of an imported version, else empty.")
     hint_gain: float | None = Field(
@@ -246,6 +251,41 @@ class Similar(_Out):
     items: list[SimilarItem] | None
 
 
+#: The most characters of each evidence text the API and the page show (the registry
+#: keeps more; an environment chose these texts).
+EVIDENCE_SHOWN_CHARS = 1_000
+
+
+class QuarantineOut(_Out):
+    """Why a version is quarantined: where a replay of one of its plays diverged."""
+
+    seed: int = Field(description="The episode seed of the play that was replayed.")
+    step: int = Field(description="Where the runs parted: 0 is the reset, k the k-th step.")
+    field: str = Field(
+        description="What differed: reward, terminated, truncated, observation or error."
+    )
+    played: str = Field(description="What the play saw (first 1,000 characters).")
+    replayed: str = Field(
+        description="What the replay in a fresh worker saw (first 1,000 characters)."
+    )
+    detail: str = Field(description="Anything else recorded (first 1,000 characters).")
+    at: str = Field(description="When it was recorded (ISO 8601, UTC), or empty.")
+
+
+def quarantine_out(evidence: Any) -> QuarantineOut | None:
+    """A :class:`~spade_envs.registry.QuarantineEvidence` as JSON (texts shortened)."""
+    if evidence is None:
+        return None
+
+    def cut(text: str) -> str:
+        return text if len(text) <= EVIDENCE_SHOWN_CHARS else text[: EVIDENCE_SHOWN_CHARS - 1] + "…"
+
+    texts = {k: cut(getattr(evidence, k)) for k in ("played", "replayed", "detail")}
+    return QuarantineOut(
+        seed=evidence.seed, step=evidence.step, field=evidence.field, at=evidence.at[:64], **texts
+    )
+
+
 class EnvDetail(_Out):
     """Everything stored about one version."""
 
@@ -260,6 +300,10 @@ class EnvDetail(_Out):
     max_turns: int
     origin: str
     status: str
+    quarantine: QuarantineOut | None = Field(
+        description="Status quarantined: the evidence of the replay that diverged (null "
+        "otherwise, or when none readable is stored)."
+    )
     suite: str
     hint: str = Field(description="The model-written hint (privileged information), or empty.")
     created: str | None

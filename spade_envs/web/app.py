@@ -11,6 +11,7 @@ environment with close matches, 500 without a traceback.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from .examples import ExampleEpisodes
 from .middleware import GuardMiddleware, is_api, read_form
 from .params import HTTPError
 from .play import PlaySessions
+from .play_runner import PlayLimits, PlayRunner
 from .render import templates
 from .runs import RunsDir
 from .search import Searcher
@@ -45,7 +47,8 @@ log = logging.getLogger("spade_envs.web")
 
 _TITLES = {400: "Bad request", 401: "Token required", 403: "Forbidden", 404: "Not found",
            405: "Method not allowed", 413: "Too large", 415: "Unsupported media type",
-           500: "Server error", 501: "Not available", 503: "Busy"}  # fmt: skip
+           500: "Server error", 501: "Not available", 503: "Busy", 410: "Session ended",
+           429: "Too many requests", 504: "Environment timed out"}  # fmt: skip
 
 #: Page routes: (path, handler, methods). A handler is ``(app, request, **path) -> Response``.
 _PAGES: tuple[tuple[str, Callable[..., Response], tuple[str, ...]], ...] = (
@@ -111,6 +114,18 @@ class App:
             idle_s=config.play_idle_s,
             max_age_s=config.play_max_s,
             sandbox=sandbox,
+            call_s=config.play_call_s,
+            start_s=config.play_start_s,
+        )
+        # Environment calls of play sessions: threads of their own, deadlines, caps.
+        self.play = PlayRunner(
+            self.sessions,
+            PlayLimits(
+                call_s=config.play_call_s,
+                start_s=config.play_start_s,
+                per_client=config.play_calls_per_client,
+                total=config.play_calls_total,
+            ),
         )
         self.examples = ExampleEpisodes(sandbox)
         self.runs = RunsDir(config.runs_dir)
@@ -194,6 +209,8 @@ class App:
             if request.method == "POST":
                 form, owner = await read_form(request, self.guard)
                 request.state.form, request.state.owner = form, owner
+            if inspect.iscoroutinefunction(handler):  # the play POSTs: they never block
+                return await handler(self, request, **request.path_params)
             return await run_in_threadpool(handler, self, request, **request.path_params)
 
         endpoint.__name__ = handler.__name__
@@ -287,5 +304,6 @@ class App:
         and the registry."""
         self.vectors.stop_embedding()
         self.examples.close()
+        self.play.close()
         self.sessions.close_all()
         self.registry.close()

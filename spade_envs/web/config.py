@@ -41,6 +41,16 @@ class ServeConfig:
         max_play_sessions: Play sessions (sandboxed environments) open at once.
         play_idle_s: A play session without a request for this long is closed.
         play_max_s: A play session is closed this long after it started.
+        play_call_s: Seconds one environment call of a play session (reset, step, hint,
+            solution) may take. Past it the session is ended with a clear error (504)
+            and its sandbox worker killed; the sandbox's call timeout is capped at it.
+        play_start_s: Seconds opening a play session (a sandbox worker loading the code,
+            then the first reset) may take; the sandbox's load timeout is capped at it.
+        play_calls_per_client: Environment calls one client (a browser's cookie, or the
+            address of an API client) may have running at once; one more answers 429
+            at once, without waiting.
+        play_calls_total: Environment calls running at once across all clients: the
+            size of the play thread pool, which is separate from the one serving pages.
         refresh_s: Lists and counts follow the registry within about this many seconds.
         map_points: Most points drawn on the map (a seeded sample of the filtered set).
         seed: Seed of the map's sample and of the approximate novelty clustering.
@@ -56,6 +66,10 @@ class ServeConfig:
     max_play_sessions: int = 8
     play_idle_s: float = 600.0
     play_max_s: float = 3600.0
+    play_call_s: float = 5.0
+    play_start_s: float = 30.0
+    play_calls_per_client: int = 4
+    play_calls_total: int = 16
     refresh_s: float = 5.0
     map_points: int = 2000
     seed: int = 0
@@ -94,7 +108,16 @@ class ServeConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100_000:
                 raise SpadeError(f"{name} must be a whole number from 1 to 100,000; got {value!r}.")
-        for name in ("play_idle_s", "play_max_s", "refresh_s"):
+        for name in ("play_calls_per_client", "play_calls_total"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+                raise SpadeError(f"{name} must be a whole number from 1 to 1,000; got {value!r}.")
+        if self.play_calls_per_client > self.play_calls_total:
+            raise SpadeError(
+                f"play_calls_per_client ({self.play_calls_per_client}) cannot exceed "
+                f"play_calls_total ({self.play_calls_total})."
+            )
+        for name in ("play_idle_s", "play_max_s", "refresh_s", "play_call_s", "play_start_s"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not value > 0:
                 raise SpadeError(f"{name} must be a positive number of seconds; got {value!r}.")

@@ -13,10 +13,14 @@ transcript. :class:`ExampleEpisodes` plays them in background threads and keeps 
 results per version (a version never changes), least recently used first out; it plays
 each version at most once at a time and at most ``max_running`` versions at once, and a
 page waits for a new episode only briefly (:data:`WAIT_S`), then says it is being
-played and reloads itself. A failure is a result too (its kind, the
-phase it happened in, the message), so a card never shows a silent blank; failures of
-the machine rather than of the code (the sandbox could not start, too busy) are kept
-only briefly.
+played and reloads itself. One client (a browser's cookie, an API client's address)
+may have at most ``max_per_client`` episodes waiting or playing; beyond, its card says
+``busy`` at once, so one crawler of hostile cards cannot fill the queue for everyone.
+A watchdog kills an episode's worker when the budget is spent (plus
+:data:`KILL_GRACE_S`), whether or not the sandbox's own timeout fired. A failure is a
+result too (its kind, the phase it happened in, the message), so a card never shows a
+silent blank; failures of the machine rather than of the code (the sandbox could not
+start, too busy) are kept only briefly.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ MAX_STEPS_SHOWN = 200
 MAX_TEXT_CHARS = 4000
 #: Seconds a machine failure (no sandbox, too busy) is remembered before a retry.
 TRANSIENT_S = 30.0
+#: Seconds past the budget after which the watchdog kills the episode's worker (the
+#: sandbox's own call timeout, capped at what is left of the budget, normally fires first).
+KILL_GRACE_S = 1.0
 #: Failure kinds that say something about the machine, not the environment.
 TRANSIENT_KINDS = ("sandbox unavailable", "busy")
 
@@ -153,6 +160,7 @@ class _Episode:
         self.deadline = time.monotonic() + budget_s
         self.budget_s = budget_s
         self.env: Any = None
+        self.killed = False
         self.phase = "load"
         self.fields: dict[str, Any] = {"env_id": record.id}
 
@@ -168,16 +176,12 @@ class _Episode:
         return left
 
     def play(self) -> dict[str, Any]:
-        from ..sandbox import open_env
+        from ..runtime import open_record
 
         record = self.record
-        self.env = open_env(
-            record.source,
-            filename=record.id,
-            seat=0 if record.kind == "game" else None,
-            opponent="best",
-            pool=self.pool,
-        )
+        self.env = open_record(record, opponent="best", pool=self.pool)
+        if self.killed:  # the watchdog fired while the code was loading
+            self.close()
         env = self.env
         low, high = (float(x) for x in env.reward_range)
         self.fields.update(
@@ -232,6 +236,11 @@ class _Episode:
             )
         return self.fields
 
+    def kill(self) -> None:
+        """The watchdog: the budget is spent; stop the worker whatever it is doing."""
+        self.killed = True
+        self.close()
+
     def close(self) -> None:
         if self.env is not None:
             try:
@@ -251,19 +260,23 @@ def play_example(record: Any, pool: Any, budget_s: float = BUDGET_S) -> Example:
     """
     started = time.monotonic()
     episode = _Episode(record, pool, budget_s)
+    watchdog = threading.Timer(budget_s + KILL_GRACE_S, episode.kill)
+    watchdog.daemon = True
+    watchdog.start()
     try:
         fields = episode.play()
     except _NoSolution as exc:
         fields = {**episode.fields, "failure": "no solution", "phase": "solution",
                   "message": str(exc)}  # fmt: skip
     except SpadeError as exc:
-        failure = _failure_of(exc)
+        failure = "timeout" if episode.killed else _failure_of(exc)
         message = str(exc)
         if failure == "timeout":
             message += f" (an example episode may take {budget_s:g} s in all)"
         fields = {**episode.fields, "failure": failure, "phase": episode.phase,
                   "message": message}  # fmt: skip
     finally:
+        watchdog.cancel()
         episode.close()
     return Example(**fields, seconds=time.monotonic() - started)
 
@@ -286,6 +299,8 @@ class ExampleEpisodes:
         max_entries: Versions kept (least recently used go first).
         max_running: Episodes played at once.
         max_queued: Versions waiting for a player; beyond, :meth:`get` answers ``busy``.
+        max_per_client: Episodes one client may have waiting or playing; beyond,
+            :meth:`get` answers ``busy`` for that client only.
     """
 
     def __init__(
@@ -297,17 +312,26 @@ class ExampleEpisodes:
         max_entries: int = 512,
         max_running: int = 2,
         max_queued: int = 64,
+        max_per_client: int = 8,
     ):
-        if budget_s <= 0 or wait_s < 0 or min(max_entries, max_running, max_queued) < 1:
+        if (
+            budget_s <= 0
+            or wait_s < 0
+            or min(max_entries, max_running, max_queued, max_per_client) < 1
+        ):
             raise SpadeError(
-                "budget_s must be positive, wait_s at least 0, and max_entries, max_running "
-                "and max_queued at least 1."
+                "budget_s must be positive, wait_s at least 0, and max_entries, max_running, "
+                "max_queued and max_per_client at least 1."
             )
         self.sandbox = sandbox
         self.budget_s = budget_s
         self.wait_s = wait_s
         self.max_entries = max_entries
         self.max_running = max_running
+        self.max_per_client = max_per_client
+        #: Episodes waiting or playing per client, and whose each pending one is.
+        self._by_client: dict[str, int] = {}
+        self._owner_of: dict[tuple[int, str], str] = {}
         self._cache: collections.OrderedDict[tuple[int, str], Example] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._pending: dict[tuple[int, str], threading.Event] = {}
@@ -333,12 +357,16 @@ class ExampleEpisodes:
                 self._cache.move_to_end(key)
             return found
 
-    def get(self, record: Any, wait_s: float | None = None) -> Example | None:
+    def get(
+        self, record: Any, wait_s: float | None = None, client: str | None = None
+    ) -> Example | None:
         """The example of ``record``; None while it is still being played.
 
         Args:
             record: The version.
             wait_s: How long to wait for an episode not played yet (default ``wait_s``).
+            client: Who asks (see :func:`~spade_envs.web.play_runner.play_client`); None
+                counts against no client's cap.
         """
         found = self.cached(record)
         if found is not None:
@@ -349,6 +377,13 @@ class ExampleEpisodes:
             if event is None:
                 if self._closed:
                     return Example(record.id, failure="busy", message="The server is stopping.")
+                if client is not None and self._by_client.get(client, 0) >= self.max_per_client:
+                    return Example(
+                        record.id,
+                        failure="busy",
+                        message=f"You have {self.max_per_client} example episodes waiting or "
+                        "playing already; reload this page once they are done.",
+                    )
                 event = threading.Event()
                 try:
                     self._queue.put_nowait((key, record, event))
@@ -360,6 +395,9 @@ class ExampleEpisodes:
                         "in a little while.",
                     )
                 self._pending[key] = event
+                if client is not None:
+                    self._by_client[client] = self._by_client.get(client, 0) + 1
+                    self._owner_of[key] = client
                 if len(self._players) < self.max_running:
                     player = threading.Thread(
                         target=self._player, name="spade-web-examples", daemon=True
@@ -388,7 +426,18 @@ class ExampleEpisodes:
                 while len(self._cache) > self.max_entries:
                     self._cache.popitem(last=False)
                 self._pending.pop(key, None)
+                self._uncount(key)
             event.set()
+
+    def _uncount(self, key: tuple[int, str]) -> None:
+        """The episode ``key`` no longer counts against its client (lock held)."""
+        client = self._owner_of.pop(key, None)
+        if client is not None:
+            left = self._by_client.get(client, 0) - 1
+            if left > 0:
+                self._by_client[client] = left
+            else:
+                self._by_client.pop(client, None)
 
     def _worker_pool(self) -> Any:
         with self._lock:
@@ -419,6 +468,7 @@ class ExampleEpisodes:
                     break
                 if item is not None:
                     self._pending.pop(item[0], None)
+                    self._uncount(item[0])
                     item[2].set()
         for _ in players:
             self._queue.put(None)

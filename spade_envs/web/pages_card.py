@@ -318,11 +318,12 @@ def _history(app: Any, record: Any) -> dict[str, Any]:
 
 
 # ----- the card ------------------------------------------------------------------------------
-def card(app: Any, record: Any) -> dict[str, Any]:
+def card(app: Any, record: Any, client: str | None = None) -> dict[str, Any]:
     """Everything the card of ``record`` shows, as plain data (``example`` is None while
-    the example episode is still being played)."""
+    the example episode is still being played); ``client`` is who asks (an example it
+    starts counts against that client's cap)."""
     examples = examples_of(app)
-    example = examples.get(record)
+    example = examples.get(record, client=client)
     knobs = _knobs(record, example)
     return {
         "example": example,

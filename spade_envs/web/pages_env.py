@@ -7,7 +7,9 @@ the suite an imported version comes from, play statistics per checkpoint as char
 validation reports check by check, lineage (parents, children, the grounding
 document), similar versions, the highlighted source and any extra metadata. The play
 pages drive a :class:`~spade_envs.web.play.PlaySessions` session; only POSTs that
-pass the CSRF check reach it.
+pass the CSRF check reach it. The two POST handlers are ``async``: their environment
+calls go through :class:`~spade_envs.web.play_runner.PlayRunner` (its own threads, a
+deadline, caps per browser), never through the threads that serve the other pages.
 
 Handlers hand plain data to the templates (``env.html``, ``play_form.html``,
 ``play.html``), which escape everything; the SVG charts and the highlighted source
@@ -30,6 +32,7 @@ from .highlight import highlight_python
 from .pages_card import card, diff_page, package_download, parse_slug
 from .params import HTTPError, Params, local_redirect, query_of
 from .play import MAX_ACTION_CHARS
+from .play_runner import play_client
 from .render import env_href, fmt_num, fmt_time, qs
 
 __all__ = [
@@ -45,6 +48,8 @@ __all__ = [
 ]
 
 _DOCUMENT_CHARS = 20_000
+#: The most characters of each quarantine evidence text shown (an environment chose them).
+_EVIDENCE_CHARS = 1_000
 _STATS_HEADS = ["checkpoint", "plays with hint", "return with hint", "plays without",
                 "return without", "win rate", "hint gain", "updated"]  # fmt: skip
 _SESSION = r"[A-Za-z0-9_-]{20,40}"
@@ -227,6 +232,31 @@ def _suite(record: Any) -> dict[str, Any] | None:
     }
 
 
+def _quarantine(registry: Any, record: Any) -> dict[str, Any] | None:
+    """The quarantine box of a quarantined version: where its replay diverged, what the
+    play and the replay saw (cut to :data:`_EVIDENCE_CHARS`; the template escapes them),
+    when, and how to clear it. None for any other status."""
+    if record.status != "quarantined":
+        return None
+
+    def cut(text: str) -> str:
+        return text if len(text) <= _EVIDENCE_CHARS else text[: _EVIDENCE_CHARS - 1] + "…"
+
+    evidence = registry.quarantine_evidence(record.id)
+    box: dict[str, Any] = {"command": f"spade-envs revalidate {record.id}", "evidence": None}
+    if evidence is not None:
+        box["evidence"] = {
+            "seed": str(evidence.seed),
+            "step": "the reset (step 0)" if evidence.step == 0 else f"step {evidence.step}",
+            "field": evidence.field,
+            "played": cut(evidence.played),
+            "replayed": cut(evidence.replayed),
+            "detail": cut(evidence.detail),
+            "at": cut(evidence.at)[:64],
+        }
+    return box
+
+
 def env_page(app: Any, request: Request, slug: str) -> Response:
     """Everything stored about one version, under its card."""
     Params(query_of(request)).done()
@@ -241,7 +271,7 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
         ("kind", record.kind), ("skill", record.skill), ("origin", record.origin),
         ("max turns", str(record.max_turns)), ("created", fmt_time(record.created_at)),
     ]  # fmt: skip
-    env_card = card(app, record)
+    env_card = card(app, record, play_client(request))
     return app.render(
         "env.html",
         ident,
@@ -253,6 +283,7 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
         facts=facts,
         versions=versions,
         suite=_suite(record),
+        quarantine=_quarantine(registry, record),
         card=env_card,
         stats=_stats(registry.play_stats(ident)),
         stats_heads=_STATS_HEADS,
@@ -294,7 +325,7 @@ def play_form(app: Any, request: Request, slug: str) -> Response:
     )
 
 
-def play_start(app: Any, request: Request) -> Response:
+async def play_start(app: Any, request: Request) -> Response:
     """POST /play: open the session and go to its page."""
     owner = request.state.owner
     params = Params(request.state.form, ignore=("csrf",))
@@ -308,7 +339,7 @@ def play_start(app: Any, request: Request) -> Response:
     seed = params.integer("seed", low=0, high=2**31 - 1)
     opponent = params.choice("opponent", ("best", "random"), "best") or "best"
     params.done()
-    session = app.sessions.start(ident, owner, seed, opponent)
+    session = await app.play.start(play_client(request), ident, owner, seed, opponent)
     return local_redirect(f"/play/{session.id}")
 
 
@@ -333,7 +364,7 @@ def play_view(app: Any, request: Request, sid: str) -> Response:
     )
 
 
-def play_action(app: Any, request: Request, sid: str) -> Response:
+async def play_action(app: Any, request: Request, sid: str) -> Response:
     """POST /play/<sid>: step, hint, solution, reset or close."""
     owner = request.state.owner
     session = app.sessions.get(_session_id(sid), owner)
@@ -343,16 +374,16 @@ def play_action(app: Any, request: Request, sid: str) -> Response:
         raise HTTPError(400, "op is missing: one of step, hint, solution, reset, close.")
     action = params.raw("action", max_chars=MAX_ACTION_CHARS) if op == "step" else ""
     params.done()
-    sessions = app.sessions
     if op == "close":
-        sessions.close(session.id, owner)
+        app.sessions.close(session.id, owner, wait=False)
         return local_redirect(env_href(session.env_id))
+    play, client = app.play, play_client(request)
     if op == "step":
-        sessions.step(session, action)
+        await play.step(client, session, action)
     elif op == "hint":
-        sessions.hint(session)
+        await play.hint(client, session)
     elif op == "solution":
-        sessions.solution(session)
+        await play.solution(client, session)
     else:
-        sessions.reset(session)
+        await play.reset(client, session)
     return local_redirect(f"/play/{session.id}#end")

@@ -6,10 +6,17 @@ return. Sessions are bounded: at most ``max_sessions`` at once (the least recent
 idle one is closed to make room, else the start is refused with 503), closed after
 ``idle_s`` without a request and after ``max_age_s`` in all. A session belongs to the
 browser that started it (its CSRF cookie); other browsers get 403.
+
+The methods here are synchronous and call the environment on the caller's thread; the
+server never calls them on a request thread but through
+:class:`~spade_envs.web.play_runner.PlayRunner`, which runs them in a bounded executor
+of its own with a deadline, and ends a session whose environment stops answering
+(:meth:`PlaySessions.end`: later calls on it get 410).
 """
 
 from __future__ import annotations
 
+import collections
 import secrets
 import threading
 import time
@@ -17,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..error import SpadeError
+from ..error import SandboxTimeout, SpadeError
 from .params import HTTPError
 
 __all__ = ["PlaySession", "PlaySessions", "Turn"]
@@ -28,6 +35,8 @@ MAX_ACTION_CHARS = 4000
 MAX_TRANSCRIPT = 400
 #: An idle session may be closed to make room for a new one after this many seconds.
 EVICT_AFTER_S = 60.0
+#: Sessions ended by a timeout whose IDs are remembered (to answer 410, not 404).
+MAX_ENDED = 256
 
 
 @dataclass
@@ -66,6 +75,9 @@ class PlaySession:
     terminated: bool = False
     truncated: bool = False
     failed: bool = False
+    #: The environment did not answer in time (the sandbox killed it); the server ends
+    #: such a session rather than offer a restart of code that stalls.
+    timed_out: bool = False
     solution: list[str] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -82,16 +94,9 @@ class PlaySession:
 
 
 def _sandbox_open(record: Any, opponent: str, pool: Any) -> Any:
-    from ..sandbox import open_env
+    from ..runtime import open_record
 
-    game = record.kind == "game"
-    return open_env(
-        record.source,
-        filename=record.id,
-        seat=0 if game else None,
-        opponent=opponent,
-        pool=pool,
-    )
+    return open_record(record, opponent=opponent, pool=pool)
 
 
 class PlaySessions:
@@ -106,6 +111,10 @@ class PlaySessions:
         clock: Monotonic seconds (tests pass their own).
         opener: ``opener(record, opponent)`` returns an environment; the default opens it
             in a sandbox worker. Tests never replace it with an in-process opener.
+        call_s: Most seconds one environment call may take: the sandbox's call timeout
+            is capped at it (None: the sandbox's own).
+        start_s: Most seconds loading the environment may take: the sandbox's load
+            timeout is capped at it (None: the sandbox's own).
     """
 
     def __init__(
@@ -118,6 +127,8 @@ class PlaySessions:
         sandbox: Any = None,
         clock: Callable[[], float] = time.monotonic,
         opener: Callable[[Any, str], Any] | None = None,
+        call_s: float | None = None,
+        start_s: float | None = None,
     ):
         self.registry = registry
         self.max_sessions = max_sessions
@@ -126,7 +137,11 @@ class PlaySessions:
         self.sandbox = sandbox
         self._clock = clock
         self._opener = opener
+        self.call_s = call_s
+        self.start_s = start_s
         self._pool: Any = None
+        #: sid -> (owner, why it ended) of sessions ended by :meth:`end`.
+        self._ended: collections.OrderedDict[str, tuple[str, str]] = collections.OrderedDict()
         self._sessions: dict[str, PlaySession] = {}
         self._lock = threading.Lock()
         self._starting = 0
@@ -140,10 +155,23 @@ class PlaySessions:
         if self._opener is not None:
             return self._opener(record, opponent)
         if self._pool is None:
+            import dataclasses
+
             from ..sandbox import SandboxConfig, WorkerPool
 
+            config = self.sandbox or SandboxConfig()
+            # The sandbox's own timeouts never outlast the server's deadlines, so a call
+            # the server gave up on is also over in the worker.
+            if self.call_s is not None:
+                config = dataclasses.replace(
+                    config, call_timeout=min(config.call_timeout, self.call_s)
+                )
+            if self.start_s is not None:
+                config = dataclasses.replace(
+                    config, load_timeout=min(config.load_timeout, self.start_s)
+                )
             # One warm worker: the next session starts in milliseconds, not a second.
-            self._pool = WorkerPool(self.sandbox or SandboxConfig(), size=1)
+            self._pool = WorkerPool(config, size=1)
         return _sandbox_open(record, opponent, self._pool)
 
     # ----- lifecycle --------------------------------------------------------------------
@@ -211,8 +239,12 @@ class PlaySessions:
             if session is not None and self._expired(session, now):
                 expired, session = self._sessions.pop(sid), None
         if expired is not None:
-            _close_env(expired)
+            _close_soon(expired)  # never hold the caller (an event loop) for a worker
         if session is None:
+            with self._lock:
+                ended = self._ended.get(sid)
+            if ended is not None and secrets.compare_digest(ended[0].encode(), owner.encode()):
+                raise HTTPError(410, ended[1])
             raise HTTPError(
                 404,
                 "This play session has ended (closed, idle for more than "
@@ -227,13 +259,37 @@ class PlaySessions:
     def _expired(self, session: PlaySession, now: float) -> bool:
         return now - session.last_used >= self.idle_s or now - session.created >= self.max_age_s
 
-    def close(self, sid: str, owner: str) -> PlaySession:
+    def close(self, sid: str, owner: str, *, wait: bool = True) -> PlaySession:
+        """End the session ``sid`` and stop its worker.
+
+        Args:
+            sid: The session.
+            owner: Who asks (403 for another browser).
+            wait: Wait until the worker is stopped; False stops it in the background.
+        """
         session = self.get(sid, owner)
         with self._lock:
             self._sessions.pop(sid, None)
-        with session.lock:
+        # Not under session.lock: a call stuck in the environment holds it, and stopping
+        # the worker is what ends that call.
+        if wait:
             _close_env(session)
+        else:
+            _close_soon(session)
         return session
+
+    def end(self, session: PlaySession, message: str) -> None:
+        """End ``session`` because its environment misbehaved (it did not answer in
+        time): it is closed at once, its worker stopped in the background, and later
+        calls on it get 410 with ``message``."""
+        session.failed = session.done = True
+        session.add(Turn("error", message))
+        with self._lock:
+            self._sessions.pop(session.id, None)
+            self._ended[session.id] = (session.owner, message)
+            while len(self._ended) > MAX_ENDED:
+                self._ended.popitem(last=False)
+        _close_soon(session)
 
     def reap(self) -> int:
         """Close sessions idle for ``idle_s`` or older than ``max_age_s``; how many closed."""
@@ -258,6 +314,7 @@ class PlaySessions:
     # ----- turns ------------------------------------------------------------------------
     def _fail(self, session: PlaySession, what: str, exc: Exception) -> None:
         session.failed = True
+        session.timed_out = session.timed_out or isinstance(exc, SandboxTimeout)
         session.done = True
         session.add(Turn("error", f"The environment failed during {what}: {exc}"))
 
@@ -266,6 +323,7 @@ class PlaySessions:
         session.dropped = 0
         session.turns, session.total = 0, 0.0
         session.done = session.failed = session.terminated = session.truncated = False
+        session.timed_out = False
         session.solution = None
         try:
             observation, _info = session.env.reset(seed=session.seed)
@@ -317,7 +375,8 @@ class PlaySessions:
             text = ""
             try:
                 text = str(session.env.hint() or "")
-            except (SpadeError, NotImplementedError, AttributeError):
+            except (SpadeError, NotImplementedError, AttributeError) as exc:
+                session.timed_out = session.timed_out or isinstance(exc, SandboxTimeout)
                 text = ""
             if not text:
                 text = session.registry_hint
@@ -329,6 +388,7 @@ class PlaySessions:
             try:
                 actions = list(session.env.solution())
             except (SpadeError, NotImplementedError, AttributeError) as exc:
+                session.timed_out = session.timed_out or isinstance(exc, SandboxTimeout)
                 session.add(Turn("error", f"No solution is available: {exc}"))
                 return
             session.solution = actions
@@ -340,3 +400,12 @@ def _close_env(session: PlaySession) -> None:
         session.env.close()
     except Exception:  # a dead worker is already gone: nothing left to close
         pass
+
+
+def _close_soon(session: PlaySession) -> None:
+    """Close the session's environment on a thread of its own: stopping a worker waits
+    for the process (seconds when it is stuck), which no request should wait for. One
+    thread per session ended, so their number is bounded by the sessions."""
+    threading.Thread(
+        target=_close_env, args=(session,), name="spade-play-close", daemon=True
+    ).start()

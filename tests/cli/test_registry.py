@@ -209,3 +209,66 @@ def test_a_fresh_registry_lists_the_packaged_seeds_once(seeded_runner):
     assert shown.output.endswith(
         f"{seeds - 1} environment version(s) (1 retired version(s) hidden: --all lists them)\n"
     )
+
+
+def _quarantined(name="NumberGuess", **changes):
+    """A registry with ``name`` registered validated, then quarantined; returns the evidence."""
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import QuarantineEvidence, Registry
+
+    registry = Registry()
+    env = registry.register(seed_source(name), describe(seed_class(name)), status="validated").id
+    values = dict(seed=11, step=3, field="observation", played="Too low.", replayed="Too high.")
+    evidence = QuarantineEvidence(env, **{**values, **changes}, at="2026-03-01T12:00:00+00:00")
+    registry.quarantine(env, evidence)
+    registry.close()
+    return evidence
+
+
+def test_show_gives_the_quarantine_evidence_on_safe_lines(runner):
+    _quarantined(detail="\x1b[2Jcleared your screen\nfake: line", played="x" * 5000)
+    shown = runner.invoke(main, ["show", "spade/NumberGuess-v1"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert "     status: quarantined" in lines
+    assert "   evidence: seed 11, step 3, observation differs" in lines
+    assert " replay saw: Too high." in lines
+    assert "     detail: [2Jcleared your screen fake: line" in lines  # no escape, one line
+    assert "   recorded: 2026-03-01T12:00:00+00:00" in lines
+    assert "   clear it: spade-envs revalidate spade/NumberGuess-v1" in lines
+    [played] = [line for line in lines if line.startswith("   play saw: ")]
+    assert played.endswith("…") and len(played) == len("   play saw: ") + 200
+    assert "\x1b" not in shown.output
+    other = runner.invoke(main, ["show", "spade/NumberGuess-v1"]).output
+    assert other == shown.output  # reading does not change it
+
+
+def test_list_marks_quarantined_versions_and_filters_them(runner):
+    _quarantined()
+    listed = runner.invoke(main, ["list"])
+    assert listed.exit_code == 0, listed.output
+    assert "!quarantined" in listed.output.splitlines()[0]
+    assert "! 1 quarantined: a replay audit diverged" in listed.output
+    only = runner.invoke(main, ["list", "--status", "quarantined", "--json"])
+    assert [json.loads(line)["status"] for line in only.output.splitlines()] == ["quarantined"]
+    validated = runner.invoke(main, ["list", "--status", "validated"])
+    assert "NumberGuess" not in validated.output and "quarantined" not in validated.output
+    assert "quarantined 1" in runner.invoke(main, ["stats"]).output
+
+
+def test_revalidate_clears_a_quarantine_that_passes(runner):
+    from spade_envs.registry import Registry
+
+    _quarantined()
+    result = runner.invoke(main, ["revalidate", "--status", "quarantined", "--budget", "fast"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "spade/NumberGuess-v1: validated"
+    shown = runner.invoke(main, ["show", "spade/NumberGuess-v1"]).output
+    assert "     status: validated" in shown and "evidence" not in shown
+    registry = Registry()
+    assert registry.quarantine_evidence("spade/NumberGuess-v1") is None
+    [(kept, cleared)] = registry.quarantine_history("spade/NumberGuess-v1")
+    assert kept.seed == 11 and cleared is not None
+    registry.close()
+    nothing = runner.invoke(main, ["revalidate", "--status", "quarantined"])
+    assert nothing.exit_code == 2 and "Name versions to validate" in nothing.output

@@ -85,7 +85,7 @@ _LOOKUPS = """
             seen.append(event)
     sys.addaudithook(hook)
     import gymnasium as gym, spade_envs
-    from spade_envs.registry.gym_ids import register_all
+    from spade_envs.runtime.gym_ids import register_all
     before = set(sys.modules)
     results = []
     for gid in {ids!r}:
@@ -126,7 +126,7 @@ def test_spec_register_all_and_pprint_never_run_or_steer_on_stored_names(tampere
     out = run_child(script, {"SPADE_REGISTRY_URL": tampered.url})
     assert out.returncode == 0, out.stderr[-3000:]
     assert "SEEN []" in out.stdout
-    assert "ENTRY ['spade_envs.registry.gym_ids:make_env']" in out.stdout
+    assert "ENTRY ['spade_envs.runtime.gym_ids:make_env']" in out.stdout
     assert "MARKER False" in out.stdout
     assert not tampered.marker.exists()
 

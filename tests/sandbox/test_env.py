@@ -164,12 +164,28 @@ def open_env_hanging(pool, env_source):
     return open_env(env_source(step="while True:\n    pass"), pool=pool)
 
 
+class _DrawnSeeds(gym.Wrapper):
+    """A local env with the sandbox's seeding contract: a seedless reset (an autoreset)
+    draws its seed from a generator seeded by the last explicit seed."""
+
+    def __init__(self, env):
+        from spade_envs.sandbox.trace import ResetSeeds
+
+        super().__init__(env)
+        self.seeds = ResetSeeds()
+
+    def reset(self, *, seed=None, options=None):
+        return self.env.reset(seed=self.seeds.next(seed), options=options)
+
+
 def test_sandbox_vector_env_matches_gymnasium_sync_vector_env(pool):
     from spade_envs.sandbox import SandboxVectorEnv
 
     source = spade_envs.seeds.seed_source("Mastermind")
     remote = SandboxVectorEnv(source, 5, workers=2, pool=pool)
-    local = gym.vector.SyncVectorEnv([lambda: spade_envs.make("Mastermind") for _ in range(5)])
+    local = gym.vector.SyncVectorEnv(
+        [lambda: _DrawnSeeds(spade_envs.make("Mastermind")) for _ in range(5)]
+    )
     assert remote.metadata["autoreset_mode"] == local.metadata["autoreset_mode"]
     remote_obs, _ = remote.reset(seed=11)
     local_obs, _ = local.reset(seed=11)

@@ -175,7 +175,7 @@ def test_gymnasium_lookups_see_spade_ids_in_a_fresh_process(registry_url):
         registry_url,
     )
     assert lines[0] == "False True False"  # seeds declared at import; no database read
-    assert lines[1] == "spade_envs.registry.gym_ids:make_env"
+    assert lines[1] == "spade_envs.runtime.gym_ids:make_env"
     assert lines[2] == "spade/LampGrid-v2 True"  # looked up from the registry on a miss
     assert lines[3] == "{'env_id': 'spade/LampGrid-v1'}"
     assert lines[4] == (
@@ -210,7 +210,7 @@ def test_gym_spec_of_a_seed_reads_no_database(tmp_path):
 def test_install_is_idempotent_and_keeps_gymnasiums_functions_wrapped_once():
     from gymnasium.envs import registration
 
-    from spade_envs.registry.gym_ids import install
+    from spade_envs.runtime.gym_ids import install
 
     before = (registration._find_spec, gym.spec, gym.pprint_registry)
     install()

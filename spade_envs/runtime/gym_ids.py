@@ -35,43 +35,26 @@ import difflib
 import functools
 from typing import Any
 
-from .ids import NAMESPACE
-from .trust import (
+from ..registry.ids import NAMESPACE
+from ..registry.shared import shared_registry
+from ..registry.trust import (
     UNVALIDATED_STATUSES,
     RetiredEnvWarning,
     UnvalidatedEnvWarning,
-    warn_retired,
-    warn_unvalidated,
 )
 
 __all__ = [
     "RetiredEnvWarning",
     "UnvalidatedEnvWarning",
-    "build_env",
     "install",
     "make_env",
     "register_all",
-    "shared_registry",
+    "stored_version",
 ]
 
-_ENTRY_POINT = "spade_envs.registry.gym_ids:make_env"
+_ENTRY_POINT = "spade_envs.runtime.gym_ids:make_env"
 #: Statuses read again on every ``gym.make`` (they are warned about, and change).
-_REREAD_STATUSES = (*UNVALIDATED_STATUSES, "retired")
-
-
-@functools.lru_cache(maxsize=4)
-def _registry_for(url: str) -> Any:
-    from .store import Registry
-
-    return Registry(url, seeds=True)
-
-
-def shared_registry() -> Any:
-    """The process-wide :class:`Registry` at :func:`default_url` (opened once per URL,
-    with the packaged seeds: ``gym.make`` is a user-facing entry point)."""
-    from .urls import default_url
-
-    return _registry_for(default_url())
+_REREAD_STATUSES = (*UNVALIDATED_STATUSES, "retired", "quarantined")
 
 
 def _register_spec(gym_id: str) -> None:
@@ -104,8 +87,8 @@ def register_all() -> int:
     Returns:
         How many stored versions there are.
     """
-    from .fastread import read_all_ids
-    from .urls import default_url
+    from ..registry.fastread import read_all_ids
+    from ..registry.urls import default_url
 
     ids = read_all_ids(default_url())
     if ids is None:
@@ -122,7 +105,7 @@ def _prepare(gym_id: str) -> None:
     """Add the specs Gymnasium needs to resolve (or to explain) ``gym_id``."""
     from gymnasium.envs.registration import parse_env_id as gym_parse
 
-    from ..seeds import seed_classes, seed_source
+    from ..seeds import seed_classes
 
     try:
         namespace, name, _version = gym_parse(gym_id)
@@ -130,8 +113,9 @@ def _prepare(gym_id: str) -> None:
         return  # let Gymnasium report the malformed ID itself
     if namespace != NAMESPACE:
         return
-    from .fastread import read_versions
-    from .urls import default_url
+    from ..registry.fastread import read_versions
+    from ..registry.urls import default_url
+    from .door import register_seed
 
     stored = read_versions(default_url(), name)
     if stored:  # the common case, answered without opening the full store
@@ -141,9 +125,7 @@ def _prepare(gym_id: str) -> None:
     registry = shared_registry()
     known = registry.versions(name)
     if not known and name in seed_classes():
-        from ..core.metadata import describe
-
-        registry.register(seed_source(name), describe(seed_classes()[name]), status="validated")
+        register_seed(registry, name)
         known = registry.versions(name)
     for existing in known:
         _register_spec(existing)
@@ -212,7 +194,7 @@ _stored_cache: dict[tuple[str, str], tuple[str, str]] = {}
 _status_cache: dict[tuple[str, str], str] = {}
 
 
-def _stored(env_id: str) -> tuple[str, str, str]:
+def stored_version(env_id: str) -> tuple[str, str, str]:
     """``(kind, source, status)`` of a version.
 
     Kind and source are cached, since a stored version's code never changes; a status
@@ -220,9 +202,9 @@ def _stored(env_id: str) -> tuple[str, str, str]:
     ``spade-envs revalidate`` changes it.
     """
     from ..error import UnknownEnvironmentError
-    from .fastread import read_env, read_status
-    from .ids import parse_env_id
-    from .urls import default_url
+    from ..registry.fastread import read_env, read_status
+    from ..registry.ids import parse_env_id
+    from ..registry.urls import default_url
 
     url = default_url()
     key = (url, env_id)
@@ -251,12 +233,12 @@ def _stored(env_id: str) -> tuple[str, str, str]:
     return found
 
 
-def _newest_validated(env_id: str) -> str | None:
+def newest_validated(env_id: str) -> str | None:
     """The newest validated version of ``env_id``'s name, if any."""
-    from .fastread import read_statuses
-    from .ids import env_id as make_id
-    from .ids import parse_env_id
-    from .urls import default_url
+    from ..registry.fastread import read_statuses
+    from ..registry.ids import env_id as make_id
+    from ..registry.ids import parse_env_id
+    from ..registry.urls import default_url
 
     name, _version = parse_env_id(env_id)
     statuses = read_statuses(default_url(), name)
@@ -270,100 +252,12 @@ def _newest_validated(env_id: str) -> str | None:
     return make_id(name, max(validated)) if validated else None
 
 
-def make_env(
-    env_id: str,
-    isolation: str = "sandbox",
-    seat: int = 0,
-    opponent: str = "best",
-    render_mode: str | None = None,
-    trust_code: bool = False,
-    **knobs: Any,
-) -> Any:
-    """Gymnasium entry point: build ``env_id`` from the registry.
+def make_env(env_id: str, **kwargs: Any) -> Any:
+    """Gymnasium's entry point for ``spade/`` IDs: :func:`spade_envs.runtime.open_id`.
 
-    Args:
-        env_id: ``spade/<Name>-v<N>``.
-        isolation: ``"sandbox"`` (default) or ``"none"``: in this process, for a packaged
-            seed's exact code only, unless ``trust_code`` is also given.
-        seat: For games, the seat the agent plays (the others play ``opponent``).
-        opponent: For games: ``"best"`` or ``"random"``.
-        render_mode: ``"ansi"`` or None.
-        trust_code: With ``isolation="none"``: also run code that is not a packaged seed
-            in this process, as this user. Only for code you wrote or reviewed.
-        **knobs: Difficulty knobs.
-
-    Raises:
-        UntrustedCodeError: ``isolation="none"`` for a version that is not a packaged
-            seed's exact code, without ``trust_code=True``.
-
-    Warns:
-        UnvalidatedEnvWarning: The version was never validated (``unvalidated``) or
-            failed validation (``rejected``).
-        RetiredEnvWarning: The version is retired; the message names the newest
-            validated version of the same name, if there is one.
+    Takes ``open_id``'s keyword arguments (``isolation``, ``seat``, ``opponent``,
+    ``render_mode``, ``trust_code`` and difficulty knobs), which ``gym.make`` passes on.
     """
-    kind, source, status = _stored(env_id)
-    warn_unvalidated(env_id, status)
-    if status == "retired":
-        warn_retired(env_id, _newest_validated(env_id))
-    return build_env(
-        source,
-        kind,
-        filename=env_id,
-        isolation=isolation,
-        seat=seat,
-        opponent=opponent,
-        render_mode=render_mode,
-        trust_code=trust_code,
-        **knobs,
-    )
+    from .door import open_id
 
-
-def build_env(
-    source: str,
-    kind: str,
-    *,
-    filename: str,
-    isolation: str = "sandbox",
-    seat: int = 0,
-    opponent: str = "best",
-    render_mode: str | None = None,
-    trust_code: bool = False,
-    **knobs: Any,
-) -> Any:
-    """Build an environment from its code: in the sandbox, or in-process when trusted.
-
-    Shared by :func:`make_env` and the packages that ``spade-envs export --format
-    package`` writes. In-process execution goes through
-    :func:`spade_envs.sandbox.open_env`, which refuses code that is not a packaged seed
-    unless ``trust_code`` is set.
-
-    Args:
-        source: The environment's module.
-        kind: ``text``, ``tool`` or ``game``; kept for callers, not trusted: whether the
-            code is a game (played from ``seat``) is decided by the class it defines.
-        filename: Shown in tracebacks and errors.
-        isolation: ``"sandbox"`` (default) or ``"none"`` (in-process; see ``trust_code``).
-        seat: For games, the seat the agent plays.
-        opponent: For games: ``"best"`` or ``"random"``.
-        render_mode: ``"ansi"`` or None.
-        trust_code: With ``isolation="none"``: run code that is not a packaged seed in
-            this process. Only for code you wrote or reviewed.
-        **knobs: Difficulty knobs.
-
-    Raises:
-        UntrustedCodeError: ``isolation="none"`` for non-seed code without ``trust_code``.
-    """
-    from ..sandbox import open_env
-
-    del kind  # the loaded class decides whether it is a game, not a stored field
-    return open_env(
-        source,
-        filename=filename,
-        knobs=knobs,
-        seat=seat,
-        opponent=opponent,
-        isolation=isolation,
-        render_mode=render_mode,
-        trust_code=trust_code,
-    )
+    return open_id(env_id, caller_depth=3, **kwargs)  # make_env, gym.make, its caller
