@@ -5,7 +5,10 @@ Prints:
   2. median open time of a sandboxed env from a warm pool (target < 20 ms) and cold;
   3. throughput of 16 sandboxed envs stepped concurrently (``SandboxVectorEnv``: one
      worker per core; and ``step_all``: one worker per env) against gymnasium's
-     ``AsyncVectorEnv`` running the same 16 envs unsandboxed (target: >= 1x).
+     ``AsyncVectorEnv`` running the same 16 envs unsandboxed (target: >= 1x);
+  4. what the runtime's door and the worker's virtual clock add to the step overhead
+     (the door records every step for replay audits; a virtual clock read is a Python
+     call instead of a C one): target < 10% of the step overhead.
 
     python benchmarks/sandbox_overhead.py [--env NumberGuess] [--steps 3000]
 """
@@ -14,11 +17,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import time
 
 import gymnasium as gym
 
 import spade_envs
+from spade_envs.runtime import open_source
 from spade_envs.sandbox import (
     SandboxConfig,
     SandboxVectorEnv,
@@ -28,6 +34,17 @@ from spade_envs.sandbox import (
     step_all,
 )
 from spade_envs.seeds import seed_source
+
+#: Clock reads per step of a clock-heavy environment (one that times every step).
+CLOCK_READS_PER_STEP = 10
+_CLOCK_READ = """
+import time, timeit
+real = min(timeit.repeat("time.time()", globals=globals(), number=100000, repeat=5)) / 1e5
+from spade_envs.sandbox import vclock
+vclock.install()
+virtual = min(timeit.repeat("time.time()", globals=globals(), number=100000, repeat=5)) / 1e5
+print(real, virtual)
+"""
 
 NEVER_WINS = "\\boxed{0}"  # a valid action that keeps NumberGuess-like episodes going
 
@@ -42,6 +59,21 @@ def median_step_seconds(env, steps: int) -> float:
         if terminated or truncated:
             env.reset()
     return statistics.median(samples)
+
+
+def paired_step_seconds(first, second, steps: int) -> tuple[float, float]:
+    """Median step times of two envs stepped in turn (the machine's noise hits both)."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for env in (first, second):
+        env.reset(seed=0)
+    for _ in range(steps):
+        for env, times in zip((first, second), samples):
+            start = time.perf_counter()
+            _, _, terminated, truncated, _ = env.step(NEVER_WINS)
+            times.append(time.perf_counter() - start)
+            if terminated or truncated:
+                env.reset()
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def open_times(name: str, pool: WorkerPool, count: int) -> list[float]:
@@ -127,6 +159,38 @@ def main() -> None:
         "target < 20 ms)"
     )
     print(f"   open, cold:        {statistics.median(cold) * 1e3:8.1f} ms (median of {len(cold)})")
+
+    with WorkerPool(size=2) as door_pool:
+        raw = open_seed(args.env, pool=door_pool)
+        through_door = open_source(seed_source(args.env), pool=door_pool)
+        raw_step, door_step = paired_step_seconds(raw, through_door, args.steps)
+        raw.close()
+        through_door.close()
+    real_read, virtual_read = (
+        float(x)
+        for x in subprocess.run(
+            [sys.executable, "-c", _CLOCK_READ], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    overhead = remote - local
+    door_cost = door_step - raw_step
+    clock_cost = CLOCK_READS_PER_STEP * (virtual_read - real_read)
+    print(
+        f"4. step through the door: {door_step * 1e6:8.1f} us; without it {raw_step * 1e6:.1f} us"
+    )
+    print(
+        f"   the door adds {door_cost * 1e6:+.1f} us a step = "
+        f"{door_cost / overhead:+.1%} of the sandbox's step overhead"
+    )
+    print(
+        f"   a clock read: {real_read * 1e9:.0f} ns real, {virtual_read * 1e9:.0f} ns virtual; "
+        f"{CLOCK_READS_PER_STEP} reads a step add {clock_cost * 1e6:+.2f} us = "
+        f"{clock_cost / overhead:+.1%} of the step overhead"
+    )
+    print(
+        f"   together: {(door_cost + clock_cost) / overhead:+.1%} of the step overhead "
+        "(target < 10%)"
+    )
 
     n = 16
     baseline = async_vector_throughput(args.env, n, args.rounds)

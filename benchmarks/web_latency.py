@@ -10,9 +10,14 @@ and each p95 as a ratio to that of ``/healthz`` measured in the same run (the se
 own per-request cost on this machine at this moment). Then a bounded load test: 50
 concurrent clients on 127.0.0.1 send a fixed number of requests each over a mix of
 pages; it prints throughput, latency percentiles and the count of errors by kind
-(the target is zero).
+(the target is zero). Last, the stall attack: one API play session of an environment
+whose step never returns (a busy loop, or a wait on a lock that costs no CPU), hit with
+``--attack-steps`` concurrent steps again and again, while a second client times
+``/healthz``; it prints that p95 as a ratio to the same without the attack (target
+at most 2x) and how the attacker's calls were answered.
 
     python benchmarks/web_latency.py [--n 100000] [--cache DIR] [--repeat 20] [--clients 50]
+    python benchmarks/web_latency.py --n 2000 --attack-only   # the stall attack alone
 
 The registry is cached in ``DIR`` (default ``$TMPDIR/spade-web-latency``) and reused by
 later runs. Play statistics are fabricated (seeded) and written with one bulk INSERT
@@ -40,6 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from registry_scale import build_corpus  # the same synthetic corpus
 
 TARGET_P95_MS = 100.0
+#: The stall attack's target: /healthz p95 under attack over p95 without.
+TARGET_ATTACK_RATIO = 2.0
 #: Words of the synthetic corpus's descriptions, for full-text queries.
 WORDS = ("number", "hidden", "grid", "switch", "stack", "coin", "flight", "robot", "cell", "heap")
 
@@ -139,6 +146,151 @@ def measure(base: str, paths: list[str], repeat: int) -> list[float]:
     return samples
 
 
+STALL_SOURCES = {
+    # What any model-written step can do: spin (time.sleep is virtual in a worker).
+    "spin": """from spade_envs import TextEnv
+
+
+class BenchSpinStep(TextEnv):
+    skill = "logic"
+    description = "Its step never returns (a busy loop)."
+    max_turns = 3
+
+    def _reset(self) -> str:
+        return "Say anything."
+
+    def _step(self, action: str):
+        while True:
+            pass
+""",
+    # A stall that costs no CPU: only the server's threads could suffer.
+    "block": """import threading
+
+from spade_envs import TextEnv
+
+_HELD = threading.Lock()
+
+
+class BenchBlockStep(TextEnv):
+    skill = "logic"
+    description = "Its step waits forever on a lock."
+    max_turns = 3
+
+    def _reset(self) -> str:
+        return "Say anything."
+
+    def _step(self, action: str):
+        _HELD.acquire()
+        _HELD.acquire()
+        return "", 0.0, True
+""",
+}
+
+
+def register_stall(db: Path, kind: str) -> str:
+    """Register the stalling environment ``kind`` as validated (as an adversary with the
+    database could; validation would refuse it); its ID."""
+    from spade_envs.core.metadata import EnvMetadata
+    from spade_envs.registry import Registry
+
+    name = {"spin": "BenchSpinStep", "block": "BenchBlockStep"}[kind]
+    registry = Registry(f"sqlite:///{db}")
+    try:
+        meta = EnvMetadata(name, "text", "logic", "stalls", 3, (0.0, 1.0), origin="designer")
+        return registry.register(STALL_SOURCES[kind], meta, status="validated").id
+    finally:
+        registry.close()
+
+
+def post_json(url: str, data: dict, timeout: float = 120) -> tuple[int, dict]:
+    import json
+
+    request = urllib.request.Request(
+        url, data=json.dumps(data).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def stall_attack(base: str, env_id: str, steps: int, repeat: int, rounds: int = 3) -> dict:
+    """/healthz of a second client while one session's steps stall, against without.
+
+    The attacker opens a session, sends ``steps`` steps at once, waits for every answer
+    and starts again, ``rounds`` times; the second client sends /healthz one after
+    another all that time (and ``repeat`` times without the attack, before and after)."""
+    import collections
+    import threading
+
+    quiet = measure(base, ["/healthz"], repeat)
+    answers: collections.Counter[str] = collections.Counter()
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def attacker() -> None:
+        for _ in range(rounds):
+            if stop.is_set():
+                return
+            status, body = post_json(base + "/api/v1/play", {"env": env_id, "seed": 0})
+            if status != 201:
+                with lock:
+                    answers[f"start {status}"] += 1
+                time.sleep(0.2)
+                continue
+            step = f"{base}/api/v1/play/{body['id']}/step"
+
+            def one(step: str = step) -> None:
+                try:
+                    code, _ = post_json(step, {"action": "x"})
+                    key = f"step {code}"
+                except Exception as exc:  # counted, never dropped
+                    key = type(exc).__name__
+                with lock:
+                    answers[key] += 1
+
+            threads = [threading.Thread(target=one) for _ in range(steps)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
+    thread = threading.Thread(target=attacker, daemon=True)
+    thread.start()
+    attacked: list[float] = []
+    try:
+        while thread.is_alive():
+            attacked += measure(base, ["/healthz"], 1)
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+    time.sleep(1.0)  # the last worker is stopped
+    quiet += measure(base, ["/healthz"], repeat)  # before and after: the machine drifts
+    quiet_p95 = float(np.percentile(quiet, 95))
+    attacked_p95 = float(np.percentile(attacked, 95))
+    return {
+        "quiet_p95_ms": quiet_p95 * 1e3,
+        "attacked_p95_ms": attacked_p95 * 1e3,
+        "attacked_max_ms": max(attacked) * 1e3,
+        "ratio": attacked_p95 / quiet_p95,
+        "requests": len(attacked),
+        "answers": dict(sorted(answers.items())),
+    }
+
+
+def print_attack(kind: str, steps: int, result: dict) -> None:
+    verdict = "ok" if result["ratio"] <= TARGET_ATTACK_RATIO else "OVER"
+    answers = ", ".join(f"{k}: {v}" for k, v in result["answers"].items())
+    print(
+        f"stall attack ({kind}, {steps} concurrent steps per session): /healthz p95 "
+        f"{result['attacked_p95_ms']:.1f} ms (max {result['attacked_max_ms']:.1f} ms) over "
+        f"{result['requests']} requests vs {result['quiet_p95_ms']:.1f} ms without: "
+        f"{result['ratio']:.2f}x (target <= {TARGET_ATTACK_RATIO:g}x: {verdict}); "
+        f"attacker's answers: {answers}"
+    )
+
+
 def load_test(base: str, paths: list[str], clients: int, per_client: int) -> dict:
     """``clients`` threads, each sending ``per_client`` requests (paths in turn, a fixed
     count: the test stops by itself); errors are counted by kind, never dropped."""
@@ -191,6 +343,19 @@ def main() -> None:
         "--clients", type=int, default=50, help="concurrent clients of the load test"
     )
     parser.add_argument("--per-client", type=int, default=20, help="requests per load-test client")
+    parser.add_argument(
+        "--attack-steps", type=int, default=80, help="concurrent steps of the stall attack"
+    )
+    parser.add_argument(
+        "--attack-kind", choices=("spin", "block", "both"), default="both",
+        help="the stalling step: a busy loop, a wait on a lock, or both in turn",
+    )  # fmt: skip
+    parser.add_argument(
+        "--attack-rounds", type=int, default=3, help="stalled sessions per attack (in turn)"
+    )
+    parser.add_argument(
+        "--attack-only", action="store_true", help="skip the pages; run the stall attack"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cache = Path(args.cache)
@@ -199,6 +364,27 @@ def main() -> None:
     print(f"building or reusing {db}", file=sys.stderr, flush=True)
     build_registry(db, args.n)
     if args.build_only:
+        return
+    kinds = ("spin", "block") if args.attack_kind == "both" else (args.attack_kind,)
+    stalls = {kind: register_stall(db, kind) for kind in kinds}
+    if args.attack_only:
+        process, base = start_server(db)
+        try:
+            attacks = {
+                kind: stall_attack(
+                    base.rstrip("/"), env, args.attack_steps, 5 * args.repeat, args.attack_rounds
+                )
+                for kind, env in stalls.items()
+            }
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+        load = os.getloadavg()
+        print(f"\nload average: {load[0]:.1f} (1 min) on {os.cpu_count()} CPUs")
+        for kind, result in attacks.items():
+            print_attack(kind, args.attack_steps, result)
+        if any(r["ratio"] > TARGET_ATTACK_RATIO for r in attacks.values()):
+            raise SystemExit("the stall attack slowed /healthz by more than the target")
         return
 
     started = time.perf_counter()
@@ -291,6 +477,10 @@ def main() -> None:
             "/envs?q=maze", *env_pages[:5], "/api/v1/envs?kind=tool", "/",
         ]  # fmt: skip
         loaded = load_test(base, load_paths, args.clients, args.per_client)
+        attacks = {
+            kind: stall_attack(base, env, args.attack_steps, 5 * args.repeat, args.attack_rounds)
+            for kind, env in stalls.items()
+        }
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -321,8 +511,13 @@ def main() -> None:
         f"({loaded['requests'] / loaded['wall_s']:.0f}/s); {loaded['ok']:,} answered 200; "
         f"median {loaded['median_ms']:.0f} ms, p95 {loaded['p95_ms']:.0f} ms; errors: {errors}"
     )
+    print()
+    for kind, result in attacks.items():
+        print_attack(kind, args.attack_steps, result)
     if loaded["errors"]:
         raise SystemExit("the load test had errors")
+    if any(r["ratio"] > TARGET_ATTACK_RATIO for r in attacks.values()):
+        raise SystemExit("the stall attack slowed /healthz by more than the target")
 
 
 if __name__ == "__main__":

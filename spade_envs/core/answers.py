@@ -312,17 +312,15 @@ def leaked_encoding(text: str, answer: str, *, visible: str | None = None) -> st
     visible = visible_text(text) if visible is None else visible
     if leaks_answer(text[:_MAX_HINT], answer) or leaks_answer(visible, answer):
         return "verbatim"
-    if spells_number(visible, answer):  # "forty-two", "four two", "4-2" (two characters up)
-        return "spelled out"
-    if len(answer) < 3:
-        return ""
+    if len(answer) < 3:  # "forty-two", "four two", "4-2": two characters are enough
+        return "spelled out" if spells_number(visible, answer) else ""
     if len(answer) <= _MAX_SPELLED and _separated(visible, answer):
         return "spaced out"
     for name, forms in _encodings(answer).items():
         for form in forms:
             if form != answer and len(form) >= 3 and leaks_answer(visible, form):
                 return name
-    return ""
+    return "spelled out" if spells_number(visible, answer) else ""
 
 
 def visible_text(text: str) -> str:

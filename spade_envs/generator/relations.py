@@ -146,16 +146,16 @@ def parse_relation(text: Any, values: dict[str, Any]) -> Relation:
             f"hole relation {shown!r} is not a comparison: write e.g. 'low < high' "
             "(<, <=, >, >=, ==, != between terms)"
         )
-    used: list[str] = []
-    available = names_of(values)
-    for node in [tree.left, *tree.comparators]:
-        _check_term(node, shown, values, available, used)
     for op in tree.ops:
         if type(op) not in _COMPARE:
             raise RelationError(
                 f"hole relation {shown!r} compares with {type(op).__name__}: use <, <=, >, "
                 ">=, == or !="
             )
+    used: list[str] = []
+    available = names_of(values)
+    for node in [tree.left, *tree.comparators]:
+        _check_term(node, shown, values, available, used)
     return Relation(text=text, tree=tree, names=tuple(dict.fromkeys(used)))
 
 
@@ -189,9 +189,7 @@ def _check_term(
             raise bad("only 'hole' and 'hole.key' names are allowed")
         if name not in available:
             hint = suggest(name, available)
-            raise bad(
-                f"{name!r} names no number hole.{hint} Names: {', '.join(sorted(available))}"
-            )
+            raise bad(f"{name!r} names no number hole.{hint} Names: {', '.join(sorted(available))}")
         used.append(name)
     elif isinstance(node, ast.Call):
         if not (

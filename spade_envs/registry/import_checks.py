@@ -169,7 +169,21 @@ def validate_stored(
     records = [registry.get(i) for i in ids]
     if not records:
         return []
-    reports = validate_many([r.source for r in records], budget=budget, progress=progress)
+    # Versions the suite importer stored (the only writer of ``suite``) are validated as
+    # its sources, every other one as ordinary code: a suite-shaped module registered
+    # any other way never gets the suite tasks' exemption from the hint checks.
+    reports: list[Any] = [None] * len(records)
+    for from_suite in (False, True):
+        chosen = [i for i, r in enumerate(records) if bool(r.suite) is from_suite]
+        if chosen:
+            found = validate_many(
+                [records[i].source for i in chosen],
+                budget=budget,
+                progress=progress,
+                suite_import=from_suite,
+            )
+            for i, report in zip(chosen, found):
+                reports[i] = report
     out = []
     for record, report in zip(records, reports):
         registry.add_validation(record.id, report)

@@ -119,6 +119,7 @@ def open_id(
     opponent: str = "best",
     render_mode: str | None = None,
     trust_code: bool = False,
+    pool: Any = None,
     caller_depth: int = 1,
     **knobs: Any,
 ) -> Any:
@@ -133,6 +134,8 @@ def open_id(
         render_mode: ``"ansi"`` or None.
         trust_code: With ``isolation="none"``: also run code that is not a packaged seed in
             this process, as this user. Only for code you wrote or reviewed.
+        pool: The :class:`~spade_envs.sandbox.WorkerPool` to take workers from (default:
+            the process-wide one).
         caller_depth: How many frames above this one the user's call is (warnings are
             attributed to it): 1 for a direct call, 3 through ``gym.make``.
         **knobs: Difficulty knobs.
@@ -168,6 +171,7 @@ def open_id(
         isolation=isolation,
         render_mode=render_mode,
         trust_code=trust_code,
+        pool=pool,
     )
 
 

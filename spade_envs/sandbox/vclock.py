@@ -18,16 +18,21 @@ episode and on how many times a clock was read since it began:
 Every reset restarts the clock at :data:`EPOCH`, so the same episode reads the same
 times under the validator, in a rollout, in a web session and in a replay audit.
 
-What can still observe real time (see ``docs/architecture.md``, "Play looks like
-validation"): C code that reads the system clock without going through these functions
-(``select``/``poll`` timeouts, ``resource.getrusage``, file timestamps, ``/proc`` where
-the sandbox mounts it), a reference to an original clock function that a module took
-before :func:`install` ran and that is not a module attribute (a default argument or a
-closure cell of a preloaded module), and re-initialising the ``time`` module through
-``importlib``. Each needs names the static checks refuse (``open``, ``importlib``,
-dunder attributes) or C modules the sandbox does not preload; and a play that depends on
-them is caught afterwards by the replay audit, which replays it in a fresh worker under
-this clock.
+An audit hook (which Python code cannot remove) refuses opening ``/proc``, ``/sys`` and
+``/dev/rtc`` files, which show uptime and boot time.
+
+What can still observe real time (``docs/architecture.md``, "Play looks like
+validation"): importing ``time`` or ``_datetime`` afresh after deleting them from
+``sys.modules`` (a cached extension or built-in module is re-created without an audit
+event, with its original functions), file timestamps through ``os.stat``
+(``/proc/self``'s own is the worker's start), CPU time through ``resource.getrusage``,
+and a reference to an original clock function that a preloaded module keeps somewhere
+other than a module attribute. Each needs ``sys``, ``os`` or ``resource``, which the
+static checks refuse by name and which environment code reaches only through the
+attributes of an allowed module (``dataclasses.sys``). A play whose rewards depend on
+elapsed time is still caught by the replay audit, which replays it at once in a fresh
+worker under this clock; a date fuse that reads the real date this way and fired before
+validation and play alike is what neither the clock nor the audit can see.
 """
 
 from __future__ import annotations
@@ -228,7 +233,21 @@ def install() -> VirtualClock:
     # The C classes read the system clock themselves: they leave the module table.
     sys.modules["_datetime"] = None  # type: ignore[assignment]
     _replace_references(replacements)
+    sys.addaudithook(_refuse_clock_files)
     return clock
+
+
+#: Files that show real time (uptime, boot time, the clock device).
+_CLOCK_FILES = ("/proc/", "/sys/", "/dev/rtc")
+
+
+def _refuse_clock_files(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook (Python code cannot remove one): refuses opening the files that
+    show real time."""
+    if event == "open" and args and isinstance(args[0], (str, bytes)):
+        path = args[0].decode("utf-8", "replace") if isinstance(args[0], bytes) else args[0]
+        if path.startswith(_CLOCK_FILES):
+            raise PermissionError(f"the sandbox does not let environment code open {path}")
 
 
 def _virtual_os_times(clock: VirtualClock, real_times: Any) -> Any:

@@ -120,6 +120,17 @@ def _why(info: dict[str, Any]) -> str:
     return str(info.get("rejected") or info.get("unproven") or "")
 
 
+def _quarantined_seeds(registry: Any) -> dict[str, tuple[str, Any]]:
+    """Seeds whose packaged code is registered and quarantined: ``{name: (id, record)}``
+    (a seed name means that exact code, so its stored version's status is the seed's)."""
+    from ..registry.writes import source_digest
+    from ..seeds import seed_names, seed_source
+
+    digests = {source_digest(seed_source(n)): n for n in seed_names()}
+    found = registry.by_sha256(digests)
+    return {digests[d]: (r.id, r) for d, r in found.items() if r.status == "quarantined"}
+
+
 def _left_out_why(record: Any) -> str:
     if record.status == "quarantined":  # its newest version diverged on replay: not played
         return f"a replay audit diverged (spade-envs show {record.id})"
@@ -144,11 +155,15 @@ def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalS
     if base == "seeds":
         from ..seeds import seed_classes
 
+        quarantined = _quarantined_seeds(registry)
         tasks = [
             EvalTask(n, str(getattr(c, "skill", "general")), n)
             for n, c in sorted(seed_classes().items())
+            if n not in quarantined
         ]
-        return EvalSet(name, tasks, categories=tuple(sorted({t.category for t in tasks})))
+        left_out = [(i, f"quarantined: {_left_out_why(r)}") for i, r in quarantined.values()]
+        categories = tuple(sorted({t.category for t in tasks}))
+        return EvalSet(name, tasks, sorted(left_out), categories=categories)
     suite = "reasoning-gym" if base in ("rg-hard", "reasoning-gym") else "rlve"
     if base == "rg-hard":
         if level:

@@ -371,7 +371,10 @@ class SelfPlayTrainer:
         view = self.parts.view
         targets = resolve_envs(mine, view)
         specs = matched_specs(targets, plays, hint=hint, env_seed=config.env_seed)
-        return RolloutEngine(self.parts.generator, config, registry=view).run(specs, targets)
+        engine = RolloutEngine(self.parts.generator, config, registry=view)
+        episodes = engine.run(specs, targets)
+        self._rollout_stats = engine.stats
+        return episodes
 
     def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:
         from ..agent import regret_rows
@@ -383,7 +386,8 @@ class SelfPlayTrainer:
             iteration_tag(self.parts.run_id, k),
             timeout_penalty=self.config.reward.timeout_penalty,
         )
-        local = play_summary(episodes, rows, time.perf_counter() - started)
+        stats = getattr(self, "_rollout_stats", None)
+        local = play_summary(episodes, rows, time.perf_counter() - started, stats)
         rows, play = merge_play(distributed.all_gather_objects(local), len(env_ids))
         self._say(k, play_line(play, rows, self.config.agent.plays))
         if play["failures"].failed:

@@ -124,10 +124,16 @@ def design_line(failures: Counter[DesignerFailure | None]) -> str:
     return ", ".join(f"{name} {n}" for name, n in sorted(named))
 
 
-def play_summary(episodes: Sequence[Any], rows: list[Any], seconds: float) -> dict[str, Any]:
-    """One rank's plays: returns and wins of the plays that finished, the failures."""
+def play_summary(
+    episodes: Sequence[Any], rows: list[Any], seconds: float, stats: Any = None
+) -> dict[str, Any]:
+    """One rank's plays: returns and wins of the plays that finished, the failures, and
+    the replay audits (``stats``: the rollout's :class:`~spade_envs.agent.RolloutStats`)."""
     finished = [e for e in episodes if play_failure(e) is None]
     return {
+        "audits": getattr(stats, "audits", 0),
+        "seconds_audit": getattr(stats, "audit_seconds", 0.0),
+        "quarantined": list(getattr(stats, "quarantined", [])),
         "rows": rows,
         "with": [e.episode_return for e in finished if e.hint],
         "without": [e.episode_return for e in finished if not e.hint],
@@ -150,6 +156,9 @@ def merge_play(parts: Sequence[dict[str, Any]], envs: int) -> tuple[list[Any], d
     play["failures"] = FailureCounts.total([part["failures"] for part in parts])
     play["envs"] = envs
     play["seconds"] = max(part["seconds"] for part in parts)
+    play["audits"] = sum(part.get("audits", 0) for part in parts)
+    play["seconds_audit"] = max(part.get("seconds_audit", 0.0) for part in parts)
+    play["quarantined"] = [q for part in parts for q in part.get("quarantined", [])]
     return rows, play
 
 
@@ -162,6 +171,11 @@ def play_line(play: dict[str, Any], rows: Sequence[Any], plays_per_mode: int) ->
         f"{_number(_mean(play['without']), '.3f')} without, mean regret "
         f"{_number(_mean([r.regret for r in rows]), '.3f')} in {play['seconds']:.1f} s"
     )
+    if play.get("audits"):
+        share = play["seconds_audit"] / play["seconds"] if play["seconds"] > 0 else 0.0
+        line += f"; {play['audits']} replay audits ({share:.1%} of the play time)"
+    if play.get("quarantined"):
+        line += f"; quarantined {', '.join(play['quarantined'])}"
     if failures.failed:
         line += f"; {failures.failed} of {failures.plays} plays failed ({failures.summary()})"
     return line
@@ -270,6 +284,9 @@ def metrics_record(
         seconds_generate=design.get("seconds_generate", 0.0),
         seconds_validate=design.get("seconds_validate", 0.0),
         seconds_play=play["seconds"],
+        seconds_audit=play.get("seconds_audit", 0.0),
+        audits=play.get("audits", 0),
+        quarantined=len(play.get("quarantined", [])),
         seconds_eval=evaluation.get("seconds_eval", 0.0),
     )
     for field in REJECT_FIELDS:

@@ -86,7 +86,7 @@ def _wrong_answers(subject: Subject, seed: int, solution: list[str] | None = Non
     return wrong_answers(seed, exclude=exclude, tool_schemas=subject.meta.get("tool_schemas") or ())
 
 
-def _won_by_wrong_answers(env: Any, episode: Episode, seed: int) -> str:
+def _won_by_wrong_answers(env: Any, episode: Episode, seed: int, *, game: bool = False) -> str:
     """The action of a won wrong-answer episode that is no answer of the solution ("" when
     the episode was lost, or won by hitting the solution's own answer: luck, not a cheat).
     The solution is computed after the episode, so the episode stays the worker's first."""
@@ -96,6 +96,8 @@ def _won_by_wrong_answers(env: Any, episode: Episode, seed: int) -> str:
     actions = [t.action for t in episode.transitions]
     if any(matches_solution(action, solution) for action in actions):
         return ""
+    if game and _won(_play(env, scripted(actions), seed, "replaying a first play"), env):
+        return ""  # a game is won along many paths: only a win that does not replay counts
     return actions[-1] if actions else "<none>"
 
 
@@ -135,7 +137,7 @@ def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict
     trivial_seed, solution_seed = play_seeds[0], play_seeds[1 % len(play_seeds)]
     planner = subject.env()  # the main worker's first episode
     first = _play(planner, _wrong_answers(subject, trivial_seed), trivial_seed, "a first play")
-    winner = _won_by_wrong_answers(planner, first, trivial_seed)
+    winner = _won_by_wrong_answers(planner, first, trivial_seed, game=subject.is_game)
     if winner:
         raise CheckFailed(
             f"seed {trivial_seed}: wrong answers (the last: {_short(winner, 60)}) win the first "
@@ -155,7 +157,8 @@ def check_fresh_play(subject: Subject, budget: Budget, seeds: list[int]) -> dict
         hinted_seed = play_seeds[2 % len(play_seeds)]  # an int, as rollouts reset them
         policy = _wrong_answers(subject, hinted_seed)
         episode = _play_after_hint(hinted, policy, hinted_seed, "a first hinted play")
-        if _won(episode, hinted) and _won_by_wrong_answers(planner, episode, hinted_seed):
+        won = _won(episode, hinted)
+        if won and _won_by_wrong_answers(planner, episode, hinted_seed, game=subject.is_game):
             raise CheckFailed(
                 "wrong answers win a hinted first episode of a fresh sandbox worker (reset, "
                 "hint(), then the steps); the hint must not make the task easier to fake"
@@ -327,11 +330,11 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[
     observations: dict[int, str] = {}
     for seed in seeds:
         solution = _solution_of(env, seed)
-        policies = {
-            "the empty action": repeated(""),
-            "random text": random_text(seed),
-            "wrong answers drawn from the observation": _wrong_answers(subject, seed, solution),
-        }
+        policies = {"the empty action": repeated(""), "random text": random_text(seed)}
+        if not subject.is_game:  # a game is won along many paths; random moves may find one
+            policies["wrong answers drawn from the observation"] = _wrong_answers(
+                subject, seed, solution
+            )
         if subject.has_hint:
             _call("reset()", env.reset, seed=seed)
             policies["the hint text as the action"] = repeated(str(_call("hint()", env.hint)))

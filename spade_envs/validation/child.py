@@ -25,7 +25,11 @@ def main() -> None:
         for line in sys.stdin:
             job = json.loads(line)
             try:
-                report = validator.validate(job["source"], filename=job["filename"])
+                report = validator.validate(
+                    job["source"],
+                    filename=job["filename"],
+                    suite_import=job.get("suite_import") is True,
+                )
             except SpadeError as exc:  # no verdict (no worker could start): say why
                 answer = json.dumps({"error": str(exc), "type": type(exc).__name__})
             else:

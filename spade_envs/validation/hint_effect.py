@@ -136,9 +136,7 @@ def _difference(reference: list[Any], other: list[Any]) -> str:
             f"{_short(mine[index], 60)})"
         )
     if len(reference) != len(other):
-        return (
-            f"the episode's length ({len(other) - 1} steps instead of {len(reference) - 1})"
-        )
+        return f"the episode's length ({len(other) - 1} steps instead of {len(reference) - 1})"
     return ""
 
 

@@ -77,14 +77,29 @@ def band_seeds(rng: random.Random) -> list[int]:
 
 
 # ----- wrong answers ---------------------------------------------------------------------------
-def _tool_names(tool_schemas: Sequence[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+def _kind(schema: Any) -> str:
+    """``number``, ``string``, ``boolean`` or ``any``: what a parameter's schema asks for
+    (models mostly send the declared type; a wrong type is the fuzz check's business)."""
+    if not isinstance(schema, dict):
+        return "any"
+    types = [schema.get("type")]
+    for key in ("anyOf", "oneOf"):
+        types += [s.get("type") for s in schema.get(key) or [] if isinstance(s, dict)]
+    for wanted, kind in (("integer", "number"), ("number", "number"), ("string", "string")):
+        if wanted in types:
+            return kind
+    return "boolean" if "boolean" in types else "any"
+
+
+def _tool_names(tool_schemas: Sequence[dict[str, Any]]) -> list[tuple[str, list[tuple[str, str]]]]:
     tools = []
     for schema in tool_schemas:
         function = schema.get("function", schema) if isinstance(schema, dict) else {}
         name = function.get("name") if isinstance(function, dict) else None
         if isinstance(name, str) and name:
             properties = (function.get("parameters") or {}).get("properties") or {}
-            tools.append((name, [str(p) for p in properties][:6]))
+            params = [(str(p), _kind(properties[p])) for p in list(properties)[:6]]
+            tools.append((name, params))
     return tools
 
 
@@ -148,8 +163,13 @@ def wrong_answers(
         if tools and rng.random() < 0.5:
             name, params = rng.choice(tools)
             arguments: dict[str, Any] = {}
-            for param in params:
-                arguments[param] = values.number() if rng.random() < 0.6 else values.word()
+            for param, kind in params:
+                if kind == "boolean":
+                    arguments[param] = rng.random() < 0.5
+                elif kind == "number" or (kind == "any" and rng.random() < 0.6):
+                    arguments[param] = values.number()
+                else:
+                    arguments[param] = values.word()
             call = json.dumps({"name": name, "arguments": arguments})
             return f"<tool_call>{call}</tool_call>"
         value = values.value()
@@ -186,8 +206,10 @@ def matches_solution(action: str, solution: Sequence[str]) -> bool:
         return True
     final = extract_answer(str(solution[-1]))
     try:
-        return bool(final) and answers_match(action, final)
-    except (ValueError, ArithmeticError):
+        # A lenient parser may read the answer out of "I think it is 42.": that is right too.
+        said = re.search(rf"(?<![\w.]){re.escape(final)}(?!\w)", action, re.IGNORECASE)
+        return bool(final) and (answers_match(action, final) or said is not None)
+    except (ValueError, ArithmeticError, re.error):
         return False
 
 

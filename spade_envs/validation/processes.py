@@ -34,8 +34,9 @@ class _Process:
             stdout=subprocess.PIPE,
         )
 
-    def validate(self, source: str, filename: str) -> ValidationReport:
-        line = json.dumps({"source": source, "filename": filename}) + "\n"
+    def validate(self, source: str, filename: str, suite_import: bool = False) -> ValidationReport:
+        job = {"source": source, "filename": filename, "suite_import": suite_import}
+        line = json.dumps(job) + "\n"
         try:
             self._process.stdin.write(line.encode("utf-8", "surrogatepass"))
             self._process.stdin.flush()
@@ -77,6 +78,7 @@ def run_in_processes(
     processes: int,
     seed: int | None,
     static_gate: bool,
+    suite_import: bool = False,
 ) -> Iterator[tuple[int, ValidationReport]]:
     """Validate ``sources`` in ``processes`` processes; yields ``(index, report)`` as each ends.
 
@@ -97,7 +99,8 @@ def run_in_processes(
             except queue.Empty:
                 return
             try:
-                done.put((index, process.validate(sources[index], f"<env {index}>")))
+                report = process.validate(sources[index], f"<env {index}>", suite_import)
+                done.put((index, report))
             except BaseException as exc:  # handed to the caller's thread
                 done.put((index, exc))
                 return

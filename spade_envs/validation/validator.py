@@ -109,8 +109,17 @@ class Validator:
         self.close()
 
     # ----- one source -----------------------------------------------------------------------
-    def validate(self, source: str, *, filename: str = "<env>") -> ValidationReport:
+    def validate(
+        self, source: str, *, filename: str = "<env>", suite_import: bool = False
+    ) -> ValidationReport:
         """Validate one environment module and return the report (never raises for bad code).
+
+        Args:
+            source: The module.
+            filename: Its name in tracebacks.
+            suite_import: Only the suite importer passes True: a task in the exact shape
+                it writes then has no hint by design (see
+                :func:`~spade_envs.validation.static.static_checks`).
 
         Raises:
             SandboxStartFailed, SandboxUnavailable: No sandbox worker could start here;
@@ -118,7 +127,9 @@ class Validator:
         """
         started = time.perf_counter()
         budget = self.budget
-        checks, info = static_checks(source, budget, allowed_modules=self.allowed_modules)
+        checks, info = static_checks(
+            source, budget, allowed_modules=self.allowed_modules, suite_import=suite_import
+        )
         if not self.static_gate:
             checks = [
                 CheckResult(c.name, False, skipped=True, reason="skipped: static gate off")
@@ -334,6 +345,7 @@ def validate_many(
     progress: Callable[[int, int, ValidationReport], None] | bool = True,
     seed: int | None = None,
     static_gate: bool = True,
+    suite_import: bool = False,
 ) -> list[ValidationReport]:
     """Validate many sources in parallel, in input order.
 
@@ -350,12 +362,19 @@ def validate_many(
             stderr, or False for silence.
         seed: Seeds the check seeds (see :class:`Validator`).
         static_gate: See :class:`Validator`.
+        suite_import: The sources come from the suite importer (see
+            :meth:`Validator.validate`); nothing else passes True.
     """
     reports: list[ValidationReport | None] = [None] * len(sources)
     if progress is True:
         progress = _print_progress
     finished = validate_iter(
-        sources, budget=budget, workers=workers, seed=seed, static_gate=static_gate
+        sources,
+        budget=budget,
+        workers=workers,
+        seed=seed,
+        static_gate=static_gate,
+        suite_import=suite_import,
     )
     for done, (index, report) in enumerate(finished, 1):
         reports[index] = report
@@ -371,6 +390,7 @@ def validate_iter(
     workers: int | None = None,
     seed: int | None = None,
     static_gate: bool = True,
+    suite_import: bool = False,
 ) -> Iterator[tuple[int, ValidationReport]]:
     """Like :func:`validate_many`, but yields ``(index, report)`` as each validation ends,
     so a caller can store every report at once (an interrupted batch keeps what ended).
@@ -383,10 +403,15 @@ def validate_iter(
     if workers == 1:
         _start_process_validator(*settings)
         for index, source in enumerate(sources):
-            yield index, _validate_in_process(source, f"<env {index}>")
+            yield index, _validate_in_process(source, f"<env {index}>", suite_import)
         return
     yield from run_in_processes(
-        sources, budget=settings[0], processes=workers, seed=seed, static_gate=static_gate
+        sources,
+        budget=settings[0],
+        processes=workers,
+        seed=seed,
+        static_gate=static_gate,
+        suite_import=suite_import,
     )
 
 
@@ -401,10 +426,12 @@ def _start_process_validator(budget: Budget, seed: int | None, static_gate: bool
     _process_validator = Validator(budget, pool_size=2, seed=seed, static_gate=static_gate)
 
 
-def _validate_in_process(source: str, filename: str) -> ValidationReport:
+def _validate_in_process(
+    source: str, filename: str, suite_import: bool = False
+) -> ValidationReport:
     if _process_validator is None:
         raise SpadeError("no validator in this process; call _start_process_validator first")
-    return _process_validator.validate(source, filename=filename)
+    return _process_validator.validate(source, filename=filename, suite_import=suite_import)
 
 
 def _print_progress(done: int, total: int, report: ValidationReport) -> None:

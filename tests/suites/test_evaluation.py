@@ -130,3 +130,21 @@ def test_every_play_failing_stops_with_the_reason(registry):
     chosen = eval_set("rlve", registry)
     with pytest.raises(SpadeError, match="every one of the 4 evaluation plays failed"):
         evaluate(Broken(), chosen, registry=registry, episodes=2)
+
+
+def test_a_quarantined_seed_leaves_the_seeds_set(tmp_path):
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import QuarantineEvidence, Registry
+    from spade_envs.seeds import seed_source
+
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    nim = registry.register(seed_source("Nim"), describe(seed_class("Nim")), status="validated")
+    before = eval_set("seeds", registry)
+    assert "Nim" in [t.env_id for t in before.tasks] and before.left_out == []
+    registry.quarantine(nim.id, QuarantineEvidence(nim.id, 3, 1, "reward", "1.0", "0.0"))
+    after = eval_set("seeds", registry)
+    assert [t.env_id for t in after.tasks] == [t.env_id for t in before.tasks if t.env_id != "Nim"]
+    assert after.left_out == [
+        ("spade/Nim-v1", "quarantined: a replay audit diverged (spade-envs show spade/Nim-v1)")
+    ]
+    registry.close()

@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [env_class, load, hint_leak] residual: the pure-suite rule (static.py _pure_suite_task) ignores annotations, which Python evaluates
+# attack: hint-leak expect: rejected [env_class, load, hint_leak]
 """A pure suite declaration whose annotation patches the adapter: code in a literal body.
 
 The static pass calls a class a pure suite task (no ``hint()`` needed, every hint check

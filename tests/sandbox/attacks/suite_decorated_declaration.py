@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [env_class, load, hint_leak] residual: the pure-suite rule (static.py _pure_suite_task) ignores the class's decorators
+# attack: hint-leak expect: rejected [env_class, load, hint_leak]
 """A pure suite declaration replaced by its decorator: the suite exemption by decoration.
 
 The static pass calls a class a pure suite task (no ``hint()`` needed, every hint check

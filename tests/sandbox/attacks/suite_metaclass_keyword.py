@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [env_class, load, hint_leak] residual: the pure-suite rule (static.py _pure_suite_task) ignores class keywords (metaclass=)
+# attack: hint-leak expect: rejected [env_class, load, hint_leak]
 """A pure suite declaration built by its metaclass: the suite exemption by a class keyword.
 
 The static pass calls a class a pure suite task (no ``hint()`` needed, every hint check

@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [env_class, load, hint_leak] residual: the pure-suite rule (static.py _pure_suite_task) ignores module statements that patch the adapter
+# attack: hint-leak expect: rejected [env_class, load, hint_leak]
 """A pure suite declaration whose adapter the module patches: the suite exemption by patching.
 
 The static pass calls a class a pure suite task (no ``hint()`` needed, every hint check

@@ -1,4 +1,4 @@
-# attack: hint-leak expect: rejected [env_class, load, hint_leak] residual: the pure-suite rule (static.py _pure_suite_task) trusts the spelling of a base the module rebinds
+# attack: hint-leak expect: rejected [env_class, load, hint_leak]
 """A pure suite declaration over a base the module rebinds: the suite exemption by rebinding.
 
 The static pass calls a class a pure suite task (no ``hint()`` needed, every hint check

@@ -1,0 +1,63 @@
+# control: valid
+"""A rule-hole filling whose hint() narrows the range ("between 40 and 44") and says how
+many digits the number has in words ("it has two digit(s)"): help that names no answer
+must still validate (the spelled-number reading must not see 2 in a two-digit answer).
+"""
+
+from __future__ import annotations
+
+from spade_envs import TextEnv, boxed, extract_answer, parse_number
+
+
+class NumberGuessXc56dd1(TextEnv):
+    skill = "math"
+    description = (
+        "A number from 1 to N is hidden. Each turn guess it; the reply says whether the "
+        "hidden number is higher or lower. Winning in few guesses needs binary search."
+    )
+    # hole: guesses allowed (binary search needs log2(upper)) [4, 30]
+    max_turns = 8
+    # hole: the hidden number lies in 1..upper [4, 5000]
+    knobs = {'upper': 99}
+    # What must hold between the holes for the description to be true and the task hard.
+    hole_relations = ("2 * max_turns <= upper",)
+
+    def _reset(self) -> str:
+        self.secret = self.rng.randint(1, self.upper)
+        self.low, self.high = 1, self.upper
+        return (
+            f"I am thinking of a whole number from 1 to {self.upper}. You have "
+            f"{self.max_turns} guesses. Answer each turn with \\boxed{{your guess}}."
+        )
+
+    def _step(self, action: str):
+        value = parse_number(extract_answer(action))
+        left = self.max_turns - self.turn
+        if value is None or value != int(value):
+            return f"That is not a whole number. Guesses left: {left}.", 0.0, False
+        guess = int(value)
+        if guess == self.secret:
+            return f"Correct, the number is {guess}!", 1.0, True
+        if guess < self.secret:
+            self.low = max(self.low, guess + 1)
+            return f"Higher than {guess}. Guesses left: {left}.", 0.0, False
+        self.high = min(self.high, guess - 1)
+        return f"Lower than {guess}. Guesses left: {left}.", 0.0, False
+
+    # hole: rule: the privileged hint (never the number itself)
+    def hint(self) -> str:
+        low = self.secret - 1 - self.secret % 3
+        high = self.secret + 1 + self.secret % 4
+        words = "zero one two three four five six seven eight nine".split()
+        size = words[len(str(self.secret))]
+        return f"The number lies between {low} and {high}; it has {size} digit(s)."
+
+    def solution(self) -> list[str]:
+        # Binary search over the range, written out as the guesses it would make.
+        low, high, guesses = 1, self.upper, []
+        while True:
+            mid = (low + high) // 2
+            guesses.append(boxed(mid))
+            if mid == self.secret:
+                return guesses
+            low, high = (mid + 1, high) if mid < self.secret else (low, mid - 1)
