@@ -122,7 +122,7 @@ def import_(
         return
     if tasks or levels or list_tasks:
         raise click.UsageError("--tasks, --levels and --list-tasks go with --suite.")
-    from ..registry.formats import import_corpus
+    from ..runtime.imports import import_corpus
 
     if path is None:
         raise click.UsageError("Pass the PATH of a corpus to import, or --suite NAME.")

@@ -385,7 +385,7 @@ def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> Non
       spade-envs revalidate --status quarantined
       spade-envs revalidate spade/OrbitGuess-v1 --budget thorough
     """
-    from ..registry import validate_stored
+    from ..runtime.imports import validate_stored
 
     registry = open_registry()
     ids = list(env_ids)

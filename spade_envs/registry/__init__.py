@@ -5,8 +5,9 @@ see :mod:`spade_envs.runtime.gym_ids`); validation reports, play statistics, gro
 embeddings are attached to them. Older databases are upgraded in place
 (``migrations``). Seed names are reserved for the packaged seeds (``trust``); a registry
 opened by a user-facing entry point (``Registry(url, seeds=True)``) gets the seeds once
-(``seeding``). Imported code is validated on import (``import_checks``). Where a registry
-lives is decided by ``urls`` (paths or URLs; a missing directory is an error).
+(``seeding``). Imported code is validated on import by :mod:`spade_envs.runtime.imports`
+(the registry stores; it never validates). Where a registry lives is decided by ``urls``
+(paths or URLs; a missing directory is an error).
 Importing this package loads SQLAlchemy lazily, inside the store's methods.
 """
 
@@ -18,7 +19,6 @@ from .._lazy import lazy_exports
 from .ids import NAMESPACE, check_name, env_id, parse_env_id
 
 if TYPE_CHECKING:
-    from .import_checks import validate_stored
     from .light import LightRow, PlayRow
     from .migrations import SCHEMA_VERSION
     from .records import (
@@ -62,7 +62,6 @@ _LAZY = {
     "RetiredEnvWarning": "trust",
     "QuarantinedEnvWarning": "trust",
     "warn_quarantined": "trust",
-    "validate_stored": "import_checks",
 }
 
 
@@ -93,6 +92,5 @@ __all__ = [
     "env_id",
     "parse_env_id",
     "resolve_url",
-    "validate_stored",
     "warn_quarantined",
 ]

@@ -4,7 +4,7 @@ A :class:`Row` is one environment version read from an import file. The jsonl, p
 and package readers build rows with :func:`check_row`; the SPADE-pool reader builds them
 directly. Nothing a file says about a version is trusted: its ``status``, ``kind``,
 ``skill`` and ``max_turns`` are not read at all, and its ``name`` only labels messages.
-:mod:`.import_checks` derives the metadata from the source and validates it. This module
+:mod:`spade_envs.runtime.imports` derives the metadata from the source and validates it. This module
 imports no other format module, so every reader can use it without an import cycle.
 """
 

@@ -2,8 +2,10 @@
 
 ``export_corpus`` writes ``jsonl`` (one JSON object per version), ``parquet`` (the same
 columns, one row per version) or ``package`` (a directory that ``pip install``s and
-registers every environment with Gymnasium on import). ``import_corpus`` reads those
-three plus ``spade-pool``, a directory of environments written by the public SPADE code.
+registers every environment with Gymnasium on import). ``read_rows`` reads those three
+plus ``spade-pool``, a directory of environments written by the public SPADE code, and
+``register_rows`` stores them; :func:`spade_envs.runtime.imports.import_corpus` puts the
+two together with validation in between (the registry is storage: it never validates).
 
 Imports carry no trust. A file's ``status``, ``kind``, ``skill`` and ``max_turns`` are
 never read: each version's metadata is derived from its source (read with :mod:`ast`,
@@ -36,7 +38,6 @@ from typing import Any
 
 from ..error import SpadeError, suggest
 from ._rows import REQUIRED, Row, check_row
-from .import_checks import prepare_rows
 from .limits import (
     MAX_IMPORT_FILE_BYTES,
     MAX_JSONL_LINE_BYTES,
@@ -57,7 +58,8 @@ __all__ = [
     "detect_format",
     "export_corpus",
     "export_parquet",
-    "import_corpus",
+    "read_rows",
+    "register_rows",
     "spade_skill",
 ]
 
@@ -244,53 +246,38 @@ def detect_format(path: str | Path) -> str:
     )
 
 
-def import_corpus(
-    registry: Registry,
-    path: str | Path,
-    format: str | None = None,
-    *,
-    validate: bool = True,
-    budget: str = "default",
-    progress: Any = False,
-) -> ImportResult:
-    """Register the environments of an export (identical code is skipped).
-
-    Nothing in the file is trusted: metadata comes from each source, and each new version
-    is validated here (see the module docstring).
+def read_rows(path: str | Path, format: str | None, problems: list[str]) -> tuple[str, list[Row]]:
+    """The rows an export holds, checked for shape but not trusted (nothing is validated
+    here: :func:`spade_envs.runtime.imports.import_corpus` does that, then registers).
 
     Args:
-        registry: The registry to write into.
         path: A ``.jsonl``/``.parquet`` file, a package directory or a SPADE pool directory.
         format: One of :data:`IMPORT_FORMATS`; None detects it from ``path``.
-        validate: Validate every new version in the sandbox; passed ones are stored
-            ``validated``, failed ones ``rejected`` (with the report). False stores them
-            ``unvalidated`` (``gym.make`` then warns).
-        budget: Validation budget: ``fast``, ``default`` or ``thorough``.
-        progress: True for a progress line on stderr, or a ``(done, total, report)``
-            callback (see :func:`spade_envs.validation.validate_many`).
+        problems: Gets one line per pool file that is skipped, and why.
+
+    Returns:
+        The format read and the rows.
 
     Raises:
-        SpadeError: Unknown format, or a malformed input (then nothing is imported).
+        SpadeError: Unknown format, or a malformed input.
     """
     if format is None:
         fmt = detect_format(path)
     else:
         fmt = _normalise_format(format, IMPORT_FORMATS, "import")
     path = Path(path)
-    result = ImportResult(format=fmt)
     if fmt == "jsonl":
-        rows = _read_jsonl(path)
-    elif fmt == "parquet":
-        rows = _read_parquet(path)
-    elif fmt == "package":
-        rows = read_package(path)
-    else:
-        rows = read_pool(path, result.problems)
-    rows = prepare_rows(
-        registry, rows, result.problems, validate=validate, budget=budget, progress=progress
-    )
+        return fmt, _read_jsonl(path)
+    if fmt == "parquet":
+        return fmt, _read_parquet(path)
+    if fmt == "package":
+        return fmt, read_package(path)
+    return fmt, read_pool(path, problems)
+
+
+def register_rows(registry: Registry, rows: list[Row], result: ImportResult) -> None:
+    """Store prepared rows (identical code is skipped) and account for them in ``result``."""
     _register_rows(registry, rows, result)
-    return result
 
 
 def _register_rows(registry: Registry, rows: list[Row], result: ImportResult) -> None:

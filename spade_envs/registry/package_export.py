@@ -7,7 +7,7 @@ environment with Gymnasium on import. :func:`read_package` reads such a director
 checking every file against its SHA-256 before anything is registered.
 
 A package carries no trust: the manifest's ``status``, ``kind``, ``skill`` and
-``max_turns`` are not read on import (see :mod:`.import_checks`), ``register_into``
+``max_turns`` are not read on import (see :mod:`spade_envs.runtime.imports`), ``register_into``
 validates like ``spade-envs import``, and ``gym.make(..., isolation="none")`` of a
 packaged environment that is not a packaged seed's exact code needs ``trust_code=True``.
 """
@@ -231,7 +231,7 @@ def register_into(
     """
     from pathlib import Path
 
-    from spade_envs.registry.formats import import_corpus
+    from spade_envs.runtime.imports import import_corpus
 
     result = import_corpus(
         registry,

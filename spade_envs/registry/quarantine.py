@@ -5,7 +5,7 @@ A version is quarantined by :meth:`Quarantines.quarantine` with its
 ``quarantined``, which takes it out of pools, evaluation sets and the designer's memory
 (they select ``validated`` versions), and the evidence is stored in the ``quarantines``
 table. Validating the version again (``spade-envs revalidate``, :func:`validate_stored
-<spade_envs.registry.import_checks.validate_stored>`) clears it when it passes: the
+<spade_envs.runtime.imports.validate_stored>`) clears it when it passes: the
 status goes back to ``validated`` and the evidence stays as history (``cleared_at``).
 Any version can be quarantined, packaged seeds included: the evidence is the evidence.
 """
@@ -164,7 +164,7 @@ class Quarantines:
     def clear_quarantine(self, env_id: str) -> EnvRecord:
         """Release a quarantined version: status ``validated``, its evidence kept as
         history (marked cleared). Call it only once the version has passed validation
-        again (:func:`~spade_envs.registry.import_checks.validate_stored` does).
+        again (:func:`~spade_envs.runtime.imports.validate_stored` does).
 
         Raises:
             UnknownEnvironmentError: No such version.

@@ -100,7 +100,7 @@ def warn_unvalidated(env_id: str, status: str, *, stacklevel: int = 3) -> None:
         )
     warnings.warn(
         f"{env_id} {what}. It runs in the sandbox by default all the same. Validate it with "
-        f"`spade-envs revalidate {env_id}` (or spade_envs.registry.validate_stored), which "
+        f"`spade-envs revalidate {env_id}` (or spade_envs.runtime.validate_stored), which "
         "stores the report and sets its status to validated or rejected.",
         UnvalidatedEnvWarning,
         stacklevel=stacklevel,

@@ -25,9 +25,9 @@ from spade_envs.registry.formats import (
     POOL_CHECKPOINT,
     detect_format,
     export_corpus,
-    import_corpus,
     spade_skill,
 )
+from spade_envs.runtime import import_corpus
 from spade_envs.seeds import seed_source
 
 EXPECTED_IDS = [

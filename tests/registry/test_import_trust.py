@@ -21,8 +21,7 @@ from spade_envs import describe, seed_class
 from spade_envs.error import SpadeError, UntrustedCodeError
 from spade_envs.registry import Registry, ReservedNameError, UnvalidatedEnvWarning
 from spade_envs.registry import trust as trust_module
-from spade_envs.registry.formats import import_corpus
-from spade_envs.registry.import_checks import validate_stored
+from spade_envs.runtime import import_corpus, validate_stored
 from spade_envs.sandbox import SandboxedEnv
 from spade_envs.seeds import seed_source
 
@@ -213,7 +212,7 @@ def test_links_fifos_and_devices_in_a_pool_are_refused_without_hanging(tmp_path)
         import json, resource
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
         from spade_envs.registry import Registry
-        from spade_envs.registry.formats import import_corpus
+        from spade_envs.runtime import import_corpus
         registry = Registry("sqlite:///{tmp_path / "pool.db"}")
         result = import_corpus(registry, {str(pool)!r}, "spade-pool", validate=False)
         print(json.dumps({{"ids": [r.id for r in result.imported], "problems": result.problems,

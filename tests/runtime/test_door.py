@@ -13,9 +13,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import spade_envs
+from spade_envs.core.metadata import env_kind
 from spade_envs.registry import Registry
 from spade_envs.runtime import open_id, open_source, register_seed
-from spade_envs.core.metadata import env_kind
 from spade_envs.seeds import seed_classes, seed_source
 
 PACKAGE = Path(spade_envs.__file__).parent

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from spade_envs.registry import Registry, validate_stored
+from spade_envs.registry import Registry
+from spade_envs.runtime import validate_stored
 from spade_envs.suites import plan
 from spade_envs.validation import Validator
 

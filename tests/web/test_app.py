@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from spade_envs.registry import Registry
-from spade_envs.registry.formats import import_corpus
+from spade_envs.runtime import import_corpus
 from spade_envs.web.config import ServeConfig
 
 from .conftest import EVIL_DESCRIPTION, Client, start, stop

@@ -13,8 +13,9 @@ class are not stored at all (there is no name to store them under) and are repor
 :func:`validate_stored` validates versions already in a registry (those imported with
 ``--no-validate``) and records the verdicts.
 
-The validation package is imported inside the functions: importing the registry does not
-import the validator.
+:func:`import_corpus` reads an export (:mod:`spade_envs.registry.formats`), prepares its
+rows here and registers them: the registry stores, the runtime decides trust. The
+validation package is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -25,11 +26,17 @@ from typing import Any
 
 from ..core.metadata import SKILLS
 from ..error import SpadeError
-from ._rows import Row, source_sha256
-from .ids import check_name
-from .trust import ReservedNameError, check_seed_name
+from ..registry._rows import Row, source_sha256
+from ..registry.ids import check_name
+from ..registry.trust import ReservedNameError, check_seed_name
 
-__all__ = ["DEFAULT_SKILL", "derive_meta", "prepare_rows", "validate_stored"]
+__all__ = [
+    "DEFAULT_SKILL",
+    "derive_meta",
+    "import_corpus",
+    "prepare_rows",
+    "validate_stored",
+]
 
 #: Skill of an imported version whose source declares none of :data:`SKILLS`.
 DEFAULT_SKILL = "general"
@@ -196,3 +203,48 @@ def validate_stored(
             registry.set_status(record.id, "validated" if report.passed else "rejected")
         out.append((record.id, bool(report.passed)))
     return out
+
+
+def import_corpus(
+    registry: Any,
+    path: Any,
+    format: str | None = None,
+    *,
+    validate: bool = True,
+    budget: str = "default",
+    progress: Callable[[int, int, Any], None] | bool = False,
+) -> Any:
+    """Register the environments of an export (identical code is skipped).
+
+    Nothing in the file is trusted: metadata comes from each source, and each new version
+    is validated here (see the module docstring).
+
+    Args:
+        registry: The registry to write into.
+        path: A ``.jsonl``/``.parquet`` file, a package directory or a SPADE pool directory.
+        format: One of :data:`spade_envs.registry.formats.IMPORT_FORMATS`; None detects it
+            from ``path``.
+        validate: Validate every new version in the sandbox; passed ones are stored
+            ``validated``, failed ones ``rejected`` (with the report). False stores them
+            ``unvalidated`` (``gym.make`` then warns).
+        budget: Validation budget: ``fast``, ``default`` or ``thorough``.
+        progress: True for a progress line on stderr, or a ``(done, total, report)``
+            callback (see :func:`spade_envs.validation.validate_many`).
+
+    Returns:
+        An :class:`~spade_envs.registry.formats.ImportResult`.
+
+    Raises:
+        SpadeError: Unknown format, or a malformed input (then nothing is imported).
+    """
+    from ..registry.formats import ImportResult, read_rows, register_rows
+
+    problems: list[str] = []
+    fmt, rows = read_rows(path, format, problems)
+    result = ImportResult(format=fmt)
+    result.problems.extend(problems)
+    rows = prepare_rows(
+        registry, rows, result.problems, validate=validate, budget=budget, progress=progress
+    )
+    register_rows(registry, rows, result)
+    return result
