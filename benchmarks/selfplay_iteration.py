@@ -13,7 +13,8 @@ on the CPU) in a scratch run directory and splits each iteration's wall time int
 - other: registry statistics, memory, metrics, checkpoint,
 
 with each part's share of the iteration and the tokens per second of generation and of
-the update. The bottleneck is the largest share.
+the update, and the replay audits' share of the play time (target <= 10%). The
+bottleneck is the largest share.
 
     python benchmarks/selfplay_iteration.py                       # cpu-tiny, 1 iteration
     python benchmarks/selfplay_iteration.py --iterations 2 --set designer.max_tokens=128
@@ -96,6 +97,14 @@ def main() -> None:
             f"{record['tokens_per_s']:.1f}/s; update on {record['tokens_agent']} agent + "
             f"{record['tokens_designer']} designer tokens at "
             f"{record['train_tokens_per_s']:.1f}/s"
+        )
+    for record in records:
+        play, audit = float(record["seconds_play"]), float(record.get("seconds_audit") or 0.0)
+        share = audit / play if play > 0 else 0.0
+        print(
+            f"iteration {record['iteration']}: {record.get('audits', 0)} replay audits took "
+            f"{audit:.2f} s = {share:.1%} of the play time {play:.1f} s (target <= 10%); "
+            f"{record.get('quarantined', 0)} version(s) quarantined"
         )
     bottleneck = max(totals, key=totals.get)
     print(f"bottleneck: {bottleneck} ({totals[bottleneck] / whole:.0%} of the iteration time)")

@@ -35,10 +35,11 @@ END_OUTCOMES = (
     "sandbox_crashed",
     "model_error",
     "audit_divergence",
+    "audit_failed",
 )
 #: Endings that are the environment's fault (the designer reward penalises them); with
 #: ``model_error`` they are :data:`spade_envs.agent.failures.FAILURE_OUTCOMES`.
-FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "audit_divergence")
+FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "audit_divergence", "audit_failed")
 #: ``info`` keys a play records when present: a suite problem generated at a derived seed,
 #: and an answer the suite's own scorer failed on (scored 0).
 NOTED_INFO_KEYS = ("replaced_seeds", "scorer_error")

@@ -13,7 +13,9 @@ A play that did not reach an honest end is one of :data:`FAILURE_OUTCOMES`:
 - ``model_error``: the model request failed (says nothing about the environment);
 - ``audit_divergence``: a replay of the environment in a fresh worker came out
   differently from a play (:mod:`spade_envs.runtime.audit`): the version is quarantined
-  and every play it gave in that run is voided.
+  and every play it gave in that run is voided;
+- ``audit_failed``: a winning play whose replay could not be run (a timeout or a dead
+  worker): a win nobody could confirm does not count.
 
 :class:`FailureCounts` is what rollouts, regret, the CLI and the trainer pass around and
 print; :class:`AllPlaysFailedError` is what stops a run in which nothing was played.
@@ -50,7 +52,14 @@ __all__ = [
 ]
 
 #: The ways a play can fail, in the order they are printed.
-FAILURE_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "model_error", "audit_divergence")
+FAILURE_OUTCOMES = (
+    "env_error",
+    "timeout",
+    "sandbox_crashed",
+    "model_error",
+    "audit_divergence",
+    "audit_failed",
+)
 
 #: What to do when every play failed, by the most common failure.
 _ADVICE = {
@@ -69,6 +78,10 @@ _ADVICE = {
     "audit_divergence": (
         "Replays of the environments came out differently from their plays, so they were "
         "quarantined (`spade-envs show <id>` gives the evidence): play other environments."
+    ),
+    "audit_failed": (
+        "The replays that confirm wins could not be run (timeouts or dead workers): raise "
+        "the step timeout, or play on a less loaded machine."
     ),
 }
 
@@ -117,6 +130,7 @@ class FailureCounts:
         sandbox_crashed: Plays whose sandbox worker died or did not start.
         model_error: Plays ended by a failed model request.
         audit_divergence: Plays voided because a replay audit of their version diverged.
+        audit_failed: Wins voided because their replay could not be run.
         first_error: ``"<outcome> in <env>: <error>"`` of the first failed play ("" when
             none failed).
     """
@@ -127,6 +141,7 @@ class FailureCounts:
     sandbox_crashed: int = 0
     model_error: int = 0
     audit_divergence: int = 0
+    audit_failed: int = 0
     first_error: str = ""
 
     @classmethod

@@ -171,7 +171,7 @@ class RolloutEngine:
                 require_trust(by_id[env_id].source, self.config.trust_code, env_id)
         pool, own_pool = self._pool(len(specs))
         results: list[Episode | None] = [None] * len(specs)
-        audited: dict[int, tuple[Any, Any]] = {}  # id(episode) -> (trace, reopen)
+        audited: dict[int, Any] = {}  # id(episode) -> runtime.audit.Recorded
         self._audited = audited
         queue = list(enumerate(specs))
         queue.reverse()  # pop() from the end takes specs in order
@@ -208,37 +208,16 @@ class RolloutEngine:
         return episodes
 
     # ------------------------------------------------------------------ audits
-    def _audit(self, episodes: list[Episode], audited: dict[int, tuple[Any, Any]]) -> list[Episode]:
-        """Replay every winning play and a share of the rest in fresh workers; a version
-        whose replay diverged is quarantined and all its plays of this run are voided."""
-        from ..runtime.audit import AuditPlan, choose_audits, replace_outcome, replay
+    def _audit(self, episodes: list[Episode], audited: dict[int, Any]) -> list[Episode]:
+        """Replay audits of the run's plays (:func:`spade_envs.runtime.audit.audit_plays`)."""
+        from ..runtime.audit import AuditPlan, audit_plays
 
-        started = time.perf_counter()
-        candidates = [i for i in range(len(episodes)) if id(episodes[i]) in audited]
-        chosen = choose_audits(
-            [episodes[i].won for i in candidates], AuditPlan(share=self.config.audit_share or 0.0)
-        )
-        diverged: dict[str, Any] = {}
-        for position in chosen:
-            episode = episodes[candidates[position]]
-            if episode.env_id in diverged:
-                continue
-            trace, reopen = audited[id(episode)]
-            result = replay(trace, reopen)
-            self.stats.audits += 1
-            if result.failed:
-                self.stats.audit_failures += 1
-            elif result.divergence is not None:
-                diverged[episode.env_id] = result.divergence
-                self._quarantine(
-                    episode.env_id, result.divergence.evidence(episode.env_id, trace.seed)
-                )
-        self.stats.audit_seconds += time.perf_counter() - started
-        if not diverged:
-            return episodes
-        return [
-            replace_outcome(e, diverged[e.env_id]) if e.env_id in diverged else e for e in episodes
-        ]
+        plan = AuditPlan(share=self.config.audit_share or 0.0)
+        episodes, report = audit_plays(episodes, audited, plan, self._quarantine)
+        self.stats.audits += report.audits
+        self.stats.audit_failures += report.failures
+        self.stats.audit_seconds += report.seconds
+        return episodes
 
     def _quarantine(self, env_id: str, evidence: Any) -> None:
         from ..registry.shared import shared_registry
@@ -523,7 +502,9 @@ class RolloutEngine:
         env = play.env
         trace, reopen = getattr(env, "trace", None), getattr(env, "twin_opener", None)
         if trace is not None and reopen is not None and not play.episode.failed:
-            self._audited[id(play.episode)] = (trace, reopen)
+            from ..runtime.audit import Recorded
+
+            self._audited[id(play.episode)] = Recorded(trace, reopen, play.reward_top)
         self._close(play)
         self.stats.env_seconds += time.perf_counter() - started
         self.stats.episodes += 1

@@ -23,7 +23,9 @@ __all__ = [
 
 #: What a replay audit compares, step by step: the value that diverged (``error``: one run
 #: raised or crashed where the other did not).
-EVIDENCE_FIELDS = ("reward", "terminated", "truncated", "observation", "error")
+#: What a replay audit can find different: a field of a step, an error, or (``counterfactual``)
+#: that wrong answers in place of the winning one won as well.
+EVIDENCE_FIELDS = ("reward", "terminated", "truncated", "observation", "error", "counterfactual")
 #: Seeds and steps are stored as 64-bit signed integers (SQLite INTEGER, PostgreSQL BIGINT).
 _INT64 = 2**63
 

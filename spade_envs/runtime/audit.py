@@ -9,8 +9,18 @@ rewards and flags. A divergence is evidence that the version decides its rewards
 something other than its seed and actions: the caller quarantines it
 (``Registry.quarantine``) and voids the plays it gave.
 
+A replay shows only that the environment is consistent. A *counterfactual* replay of a
+winning play checks that the win needed the answer: the winning step is played again in
+fresh workers with wrong answers in its place (its numbers replaced, its boxed or tagged
+answer replaced, a random boxed number, random text). If every one of them wins too, the
+environment lets wrong answers win when played (a backdoor phrase, a first-episode or
+seed-band trick, a date fuse): the version is quarantined like a divergence. Such
+answers lose under the validator's probes, so an honest version that passed the gate
+does not meet them here.
+
 A replay that could not be run (the worker timed out or died, the machine is loaded) is
-not evidence: it is counted as an audit that failed, never as a divergence.
+not evidence: it is counted as an audit that failed, never as a divergence; the caller
+does not count a win that could not be replayed.
 """
 
 from __future__ import annotations
@@ -18,6 +28,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
+import string
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +39,15 @@ from typing import Any
 from ..error import EnvCodeError, SandboxError
 from ..sandbox.trace import EpisodeTrace, digest
 
-__all__ = ["AuditPlan", "AuditResult", "Divergence", "choose_audits", "replay"]
+__all__ = [
+    "AuditPlan",
+    "AuditResult",
+    "Divergence",
+    "choose_audits",
+    "counterfactual",
+    "replay",
+    "wrong_answers",
+]
 
 _TOLERANCE = 1e-9
 
@@ -52,6 +72,11 @@ class Divergence:
         """As the registry stores it (:class:`~spade_envs.registry.QuarantineEvidence`)."""
         from ..registry.records import QuarantineEvidence
 
+        where = "reset" if self.step == 0 else f"step {self.step}"
+        if self.field == "counterfactual":
+            detail = f"wrong answers in place of the winning one at {where} won as well"
+        else:
+            detail = f"a replay in a fresh worker diverged at {where}"
         return QuarantineEvidence(
             env_id=env_id,
             seed=seed,
@@ -59,8 +84,7 @@ class Divergence:
             field=self.field,
             played=self.played[:500],
             replayed=self.replayed[:500],
-            detail="a replay in a fresh worker diverged at "
-            + ("reset" if self.step == 0 else f"step {self.step}"),
+            detail=detail,
             at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
 
@@ -144,6 +168,110 @@ def replay(trace: EpisodeTrace, opener: Callable[[], Any]) -> AuditResult:
     return done()
 
 
+_NUMBER = re.compile(r"\d+")
+_BOXED = re.compile(r"(\\boxed\{)([^{}]*)(\})")
+_TAGGED = re.compile(r"(<answer>)(.*?)(</answer>)", re.DOTALL)
+
+
+def wrong_answers(action: str, rng: random.Random) -> tuple[list[str], list[str]]:
+    """Answers that differ from ``action`` where an answer lives, in the forms models use.
+
+    Returns:
+        ``(reworded, other)``: distinct variants, none equal to ``action``. ``reworded``
+        keeps the reply's wording and replaces its answer (its numbers by random ones,
+        its boxed or tagged answer by random letters); ``other`` are a random boxed
+        number and random text.
+    """
+
+    def letters(n: int = 8) -> str:
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(n))
+
+    reworded = [
+        _NUMBER.sub(lambda _m: str(rng.randrange(10**6, 10**9)), action),
+        _BOXED.sub(lambda m: m.group(1) + letters() + m.group(3), action),
+        _TAGGED.sub(lambda m: m.group(1) + letters() + m.group(3), action),
+    ]
+    other = ["\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}", letters(12)]
+    kept = [v for v in dict.fromkeys(reworded) if v != action]
+    return kept, [v for v in dict.fromkeys(other) if v != action and v not in kept]
+
+
+def counterfactual(
+    trace: EpisodeTrace, opener: Callable[[], Any], rng: random.Random, top: float
+) -> AuditResult:
+    """Play ``trace``'s winning step again with wrong answers (:func:`wrong_answers`),
+    each in a fresh worker after the same earlier steps.
+
+    Args:
+        trace: A play whose return reached ``top``.
+        opener: Opens a fresh instance of the same version, knobs and seat.
+        rng: Draws the wrong answers.
+        top: The top of the reward range (a win is a return reaching it).
+
+    Returns:
+        A divergence (field ``counterfactual``) when the reply's own wording won with
+        other answers (at least two such variants, all winning: a phrase that wins
+        whatever the answer) or when every wrong answer won; a failure when a replay
+        could not be run; otherwise a match. The reworded variants are played first,
+        so an honest win usually costs one replay.
+    """
+    started = time.perf_counter()
+    total, winning = 0.0, None
+    for index, step in enumerate(trace.steps):
+        total += step.reward
+        if total >= top - 1e-6:
+            winning = index
+            break
+    if winning is None:
+        return AuditResult(seconds=time.perf_counter() - started)
+    before = trace.steps[:winning]
+    prefix = sum(step.reward for step in before)
+    reworded, other = wrong_answers(trace.steps[winning].action, rng)
+    variants = reworded + other
+    for number, variant in enumerate(variants):
+        if number == len(reworded) and len(reworded) >= 2:
+            break  # the wording won with every other answer: decided
+        try:
+            env = opener()
+        except SandboxError as exc:
+            return AuditResult(
+                failed=f"a counterfactual's worker did not open: {type(exc).__name__}",
+                seconds=time.perf_counter() - started,
+            )
+        try:
+            env.reset(seed=trace.seed, options=trace.options)
+            for step in before:
+                env.step(step.action)
+            reward = env.step(variant)[1]
+        except EnvCodeError:
+            reward = -math.inf  # refusing a wrong answer loudly is losing
+        except SandboxError as exc:
+            return AuditResult(
+                failed=f"a counterfactual did not finish: {type(exc).__name__}",
+                seconds=time.perf_counter() - started,
+            )
+        finally:
+            try:
+                env.close()
+            except Exception:
+                pass
+        if prefix + reward < top - 1e-6:
+            return AuditResult(seconds=time.perf_counter() - started)  # the answer mattered
+    if len(variants) < 2:
+        return AuditResult(seconds=time.perf_counter() - started)
+    if len(reworded) >= 2:
+        variants = reworded
+    return AuditResult(
+        divergence=Divergence(
+            winning + 1,
+            "counterfactual",
+            trace.steps[winning].action[:200],
+            " | ".join(v[:60] for v in variants),
+        ),
+        seconds=time.perf_counter() - started,
+    )
+
+
 @dataclass(frozen=True)
 class AuditPlan:
     """Which plays are replayed.
@@ -151,12 +279,15 @@ class AuditPlan:
     Attributes:
         share: Share of the plays that did not win that are replayed (every winning
             play is): 0 replays winning plays only, 1 replays everything.
-        seed: Seeds the choice of that share (None: fresh randomness, so an environment
-            cannot know which of its plays are replayed).
+        seed: Seeds the choice of that share and the counterfactuals' wrong answers
+            (None: fresh randomness, so an environment cannot know which of its plays
+            are replayed, nor what the wrong answers will be).
+        counterfactuals: Whether winning plays also get counterfactual replays.
     """
 
     share: float = 0.1
     seed: int | None = None
+    counterfactuals: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.share, (int, float)) or not 0.0 <= self.share <= 1.0:
@@ -171,15 +302,110 @@ def choose_audits(won: list[bool], plan: AuditPlan) -> list[int]:
     return [i for i, w in enumerate(won) if w or rng.random() < plan.share]
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What an audit needs of a finished play: its trace, a way to open the same version
+    (code, knobs, seat) in a fresh worker, and the top of its reward range."""
+
+    trace: EpisodeTrace
+    reopen: Callable[[], Any]
+    top: float
+
+
+@dataclass
+class AuditReport:
+    """What the audits of one batch of plays did.
+
+    Attributes:
+        audits: Plays replayed.
+        failures: Replays that could not be run (no evidence either way; a win among
+            them is voided as ``audit_failed``).
+        seconds: Wall time of the replays.
+        quarantined: Versions quarantined.
+    """
+
+    audits: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+    quarantined: list[str] = dataclasses.field(default_factory=list)
+
+
+def audit_plays(
+    episodes: list[Any],
+    recorded: dict[int, Recorded],
+    plan: AuditPlan,
+    quarantine: Callable[[str, Any], None],
+) -> tuple[list[Any], AuditReport]:
+    """Audit a batch of finished plays (``Episode`` values of :mod:`spade_envs.agent`).
+
+    Every winning play and ``plan.share`` of the others that have a record are replayed
+    in fresh workers; winning ones also get counterfactual replays. A version caught is
+    quarantined (``quarantine(env_id, evidence)``) and every play it gave in the batch is
+    voided (outcome ``audit_divergence``); a win whose replay could not be run is voided
+    too (outcome ``audit_failed``: a win nobody could confirm does not count).
+
+    Args:
+        episodes: The plays, in order.
+        recorded: ``id(episode)`` -> its :class:`Recorded` (plays without one, failed or
+            in-process, are not audited).
+        plan: Which plays, and whether counterfactuals run.
+        quarantine: Stores the evidence (``Registry.quarantine``).
+
+    Returns:
+        The episodes (voided ones replaced) and the report.
+    """
+    started = time.perf_counter()
+    report = AuditReport()
+    rng = random.Random(plan.seed) if plan.seed is not None else random.Random()
+    candidates = [i for i, e in enumerate(episodes) if id(e) in recorded]
+    chosen = choose_audits([episodes[i].won for i in candidates], plan)
+    caught: dict[str, Divergence] = {}
+    unconfirmed: dict[int, str] = {}
+    for position in chosen:
+        episode = episodes[candidates[position]]
+        if episode.env_id in caught:
+            continue
+        record = recorded[id(episode)]
+        result = replay(record.trace, record.reopen)
+        if result.divergence is None and not result.failed and episode.won and plan.counterfactuals:
+            result = counterfactual(record.trace, record.reopen, rng, record.top)
+        report.audits += 1
+        if result.failed:
+            report.failures += 1
+            if episode.won:
+                unconfirmed[id(episode)] = result.failed
+        elif result.divergence is not None:
+            caught[episode.env_id] = result.divergence
+            quarantine(
+                episode.env_id, result.divergence.evidence(episode.env_id, record.trace.seed)
+            )
+            report.quarantined.append(episode.env_id)
+    report.seconds = time.perf_counter() - started
+    out = []
+    for episode in episodes:
+        if episode.env_id in caught:
+            episode = replace_outcome(episode, caught[episode.env_id])
+        elif id(episode) in unconfirmed:
+            episode = dataclasses.replace(
+                episode,
+                outcome="audit_failed",
+                won=False,
+                error=f"this win could not be confirmed by a replay ({unconfirmed[id(episode)]})",
+            )
+        out.append(episode)
+    return out, report
+
+
 def replace_outcome(episode: Any, divergence: Divergence) -> Any:
     """``episode`` voided by an audit (a dataclass copy with outcome ``audit_divergence``)."""
     where = "reset" if divergence.step == 0 else f"step {divergence.step}"
-    return dataclasses.replace(
-        episode,
-        outcome="audit_divergence",
-        won=False,
-        error=(
+    if divergence.field == "counterfactual":
+        what = f"wrong answers in place of the winning one at {where} won as well"
+    else:
+        what = (
             f"a replay of this version diverged at {where} ({divergence.field}: played "
-            f"{divergence.played[:60]}, replayed {divergence.replayed[:60]}); it is quarantined"
-        ),
+            f"{divergence.played[:60]}, replayed {divergence.replayed[:60]})"
+        )
+    return dataclasses.replace(
+        episode, outcome="audit_divergence", won=False, error=f"{what}; it is quarantined"
     )

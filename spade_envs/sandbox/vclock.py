@@ -105,8 +105,119 @@ class VirtualClock:
             self.slept += seconds
 
 
-def _virtual_time_functions(clock: VirtualClock, real: dict[str, Any]) -> dict[str, Any]:
-    """The replacements of the ``time`` module's clock functions."""
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of ``days`` after 1970-01-01 (proleptic Gregorian)."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+def _struct(seconds: Any) -> time.struct_time:
+    """``time.gmtime(seconds)`` computed in Python (the worker's local time is UTC)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as a time")
+    whole = int(seconds // 1)
+    days, rest = divmod(whole, 86_400)
+    year, month, day = _civil(days)
+    yday = _days_before(year, month) + day
+    fields = (year, month, day, rest // 3600, rest // 60 % 60, rest % 60, (days + 3) % 7, yday, 0)
+    return time.struct_time(fields, {"tm_zone": "UTC", "tm_gmtoff": 0})
+
+
+def _days_before(year: int, month: int) -> int:
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    lengths = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    return sum(lengths[: month - 1])
+
+
+def _fields(value: Any) -> tuple[int, ...]:
+    fields = tuple(value)
+    if len(fields) < 9 or not all(isinstance(f, int) for f in fields[:9]):
+        raise TypeError("a time tuple of 9 integers is required")
+    return fields[:9]
+
+
+def _strftime(fmt: str, value: Any) -> str:
+    """``time.strftime`` in Python for the C locale's directives, in UTC."""
+    if not isinstance(fmt, str):
+        raise TypeError("strftime() argument 1 must be str")
+    year, month, day, hour, minute, second, wday, yday, _dst = _fields(value)
+    sunday_week = (yday - 1 + 7 - (wday + 1) % 7) // 7
+    monday_week = (yday - 1 + 7 - wday) // 7
+    values = {
+        "a": _DAYS[wday % 7][:3],
+        "A": _DAYS[wday % 7],
+        "b": _MONTHS[(month - 1) % 12][:3],
+        "h": _MONTHS[(month - 1) % 12][:3],
+        "B": _MONTHS[(month - 1) % 12],
+        "d": f"{day:02d}",
+        "e": f"{day:2d}",
+        "H": f"{hour:02d}",
+        "I": f"{(hour % 12) or 12:02d}",
+        "j": f"{yday:03d}",
+        "m": f"{month:02d}",
+        "M": f"{minute:02d}",
+        "p": "AM" if hour < 12 else "PM",
+        "S": f"{second:02d}",
+        "U": f"{sunday_week:02d}",
+        "W": f"{monday_week:02d}",
+        "w": str((wday + 1) % 7),
+        "u": str(wday + 1),
+        "y": f"{year % 100:02d}",
+        "Y": str(year),
+        "Z": "UTC",
+        "z": "+0000",
+        "n": "\n",
+        "t": "\t",
+        "%": "%",
+    }
+    composite = {
+        "c": "%a %b %e %H:%M:%S %Y",
+        "x": "%m/%d/%y",
+        "X": "%H:%M:%S",
+        "D": "%m/%d/%y",
+        "F": "%Y-%m-%d",
+        "T": "%H:%M:%S",
+        "R": "%H:%M",
+        "r": "%I:%M:%S %p",
+    }
+    out, i = [], 0
+    while i < len(fmt):
+        char = fmt[i]
+        if char != "%" or i + 1 == len(fmt):
+            out.append(char)
+            i += 1
+            continue
+        code = fmt[i + 1]
+        if code in composite:
+            out.append(_strftime(composite[code], value))
+        elif code in values:
+            out.append(values[code])
+        else:
+            raise ValueError(f"the sandbox's strftime does not support %{code}")
+        i += 2
+    return "".join(out)
+
+
+def _virtual_time_functions(clock: VirtualClock) -> dict[str, Any]:
+    """The replacements of the ``time`` module's clock functions.
+
+    None of them keeps a reference to an original: a closure or default argument holding
+    one would hand the real clock to any code that reads it (``__closure__``). Calendar
+    conversions are computed in Python, in UTC.
+    """
 
     def ns(seconds: float) -> int:
         return round(seconds * 1e9)
@@ -116,28 +227,19 @@ def _virtual_time_functions(clock: VirtualClock, real: dict[str, Any]) -> dict[s
             return clock.wall()
         return clock.monotonic()
 
-    def with_now(name: str) -> Any:
-        original = real[name]
+    def gmtime(seconds: Any = None) -> time.struct_time:
+        return _struct(clock.wall() if seconds is None else seconds)
 
-        def call(*args: Any) -> Any:
-            if not args or args[0] is None:
-                return original(clock.wall())
-            return original(*args)
+    def asctime(value: Any = None) -> str:
+        return _strftime("%a %b %e %H:%M:%S %Y", gmtime() if value is None else value)
 
-        call.__name__ = name
-        return call
+    def ctime(seconds: Any = None) -> str:
+        return asctime(gmtime(seconds))
 
-    def asctime(*args: Any) -> str:
-        if not args:
-            return real["asctime"](real["localtime"](clock.wall()))
-        return real["asctime"](*args)
+    def strftime(fmt: str, value: Any = None) -> str:
+        return _strftime(fmt, gmtime() if value is None else value)
 
-    def strftime(fmt: str, *args: Any) -> str:
-        if not args:
-            return real["strftime"](fmt, real["localtime"](clock.wall()))
-        return real["strftime"](fmt, *args)
-
-    functions: dict[str, Any] = {
+    return {
         "time": clock.wall,
         "time_ns": lambda: ns(clock.wall()),
         "monotonic": clock.monotonic,
@@ -150,14 +252,13 @@ def _virtual_time_functions(clock: VirtualClock, real: dict[str, Any]) -> dict[s
         "thread_time_ns": lambda: ns(clock.elapsed()),
         "clock_gettime": clock_gettime,
         "clock_gettime_ns": lambda clk_id: ns(clock_gettime(clk_id)),
-        "localtime": with_now("localtime"),
-        "gmtime": with_now("gmtime"),
-        "ctime": with_now("ctime"),
+        "localtime": gmtime,
+        "gmtime": gmtime,
+        "ctime": ctime,
         "asctime": asctime,
         "strftime": strftime,
         "sleep": clock.sleep,
     }
-    return {name: fn for name, fn in functions.items() if name in real}
 
 
 def _pure_datetime() -> types.ModuleType:
@@ -201,6 +302,19 @@ def _replace_references(replacements: dict[int, Any]) -> None:
                     namespace[key] = replacement
                 except Exception:  # a read-only namespace keeps its reference
                     pass
+            elif isinstance(value, type) and value.__module__ == getattr(module, "__name__", ""):
+                _replace_in_class(value, replacements)
+
+
+def _replace_in_class(cls: type, replacements: dict[int, Any]) -> None:
+    """The same for a class's own attributes (``logging.Formatter.converter``)."""
+    for key, value in list(vars(cls).items()):
+        replacement = replacements.get(id(value))
+        if replacement is not None and replacement is not value:
+            try:
+                setattr(cls, key, staticmethod(replacement))
+            except Exception:  # a built-in type's attributes cannot be set
+                pass
 
 
 def install() -> VirtualClock:
@@ -210,16 +324,21 @@ def install() -> VirtualClock:
         The clock; the worker restarts it at every reset.
     """
     clock = VirtualClock()
-    real = {name: getattr(time, name) for name in _CLOCK_NAMES if hasattr(time, name)}
-    virtual = _virtual_time_functions(clock, real)
+    # The originals are kept only until every reference to them is replaced: then they
+    # are freed, and no object in the process leads back to the real clock through them.
+    real = [getattr(time, name) for name in _CLOCK_NAMES if hasattr(time, name)]
     replacements: dict[int, Any] = {}
-    for name, fn in virtual.items():
-        replacements[id(real[name])] = fn
-        setattr(time, name, fn)
-    real_times = os.times
-    virtual_times = _virtual_os_times(clock, real_times)
+    for name, fn in _virtual_time_functions(clock).items():
+        if hasattr(time, name):
+            replacements[id(getattr(time, name))] = fn
+            setattr(time, name, fn)
+    for name, value in (("timezone", 0), ("altzone", 0), ("daylight", 0)):
+        setattr(time, name, value)
+    time.tzname = ("UTC", "UTC")
+    real.append(os.times)
+    virtual_times = _virtual_os_times(clock)
+    replacements[id(os.times)] = virtual_times
     os.times = virtual_times  # type: ignore[assignment]
-    replacements[id(real_times)] = virtual_times
 
     pure = _pure_datetime()
     accelerated = sys.modules.get("datetime")
@@ -233,8 +352,21 @@ def install() -> VirtualClock:
     # The C classes read the system clock themselves: they leave the module table.
     sys.modules["_datetime"] = None  # type: ignore[assignment]
     _replace_references(replacements)
+    del real
+    _no_time_uuids()
     sys.addaudithook(_refuse_clock_files)
     return clock
+
+
+def _no_time_uuids() -> None:
+    """``uuid.uuid1`` asks libuuid for the real time when it can: it computes from the
+    (virtual) ``time.time_ns`` instead."""
+    try:
+        import uuid
+    except ImportError:  # pragma: no cover - the standard library has it
+        return
+    uuid._generate_time_safe = None  # type: ignore[attr-defined]
+    uuid._has_uuid_generate_time_safe = False  # type: ignore[attr-defined]
 
 
 #: Files that show real time (uptime, boot time, the clock device).
@@ -243,17 +375,22 @@ _CLOCK_FILES = ("/proc/", "/sys/", "/dev/rtc")
 
 def _refuse_clock_files(event: str, args: tuple[Any, ...]) -> None:
     """An audit hook (Python code cannot remove one): refuses opening the files that
-    show real time."""
-    if event == "open" and args and isinstance(args[0], (str, bytes)):
-        path = args[0].decode("utf-8", "replace") if isinstance(args[0], bytes) else args[0]
-        if path.startswith(_CLOCK_FILES):
-            raise PermissionError(f"the sandbox does not let environment code open {path}")
+    show real time, however the path is spelled (``//proc``, ``/./proc``, relative)."""
+    if event not in ("open", "os.listdir", "os.scandir") or not args:
+        return
+    path = args[0]
+    if isinstance(path, bytes):
+        path = path.decode("utf-8", "replace")
+    if not isinstance(path, str):  # a file descriptor: opened earlier, or refused then
+        return
+    normal = os.path.normpath(os.path.join(os.getcwd(), path)).replace("//", "/", 1)
+    if normal in ("/proc", "/sys") or normal.startswith(_CLOCK_FILES):
+        raise PermissionError(f"the sandbox does not let environment code open {path}")
 
 
-def _virtual_os_times(clock: VirtualClock, real_times: Any) -> Any:
+def _virtual_os_times(clock: VirtualClock) -> Any:
     def times() -> Any:
         elapsed = clock.elapsed()
         return os.times_result((elapsed, 0.0, 0.0, 0.0, _MONOTONIC_START + elapsed))
 
-    del real_times
     return times

@@ -52,6 +52,7 @@ METRIC_FIELDS = (
     "failed_sandbox_crashed",
     "failed_model_error",
     "failed_audit_divergence",
+    "failed_audit_failed",
     "mean_regret",
     "mean_hint_gain",
     "win_rate",

@@ -35,6 +35,7 @@ from .fuzz import FuzzFailure, ProbeFailure, fuzz_env, probe_episodes
 from .probes import (
     ENUMERATION_SEEDS,
     ENUMERATION_WIN_SHARE,
+    SEED_BANDS,
     band_seeds,
     enumeration_policies,
     matches_solution,
@@ -70,6 +71,8 @@ def check_seeds(count: int, seed: int | None = None) -> list[int]:
     while len(seeds) < count:
         if bands and (len(seeds) % 2 == 0 or count - len(seeds) <= len(bands)):
             value = bands.pop(0)
+            while value in seeds:  # a small log-uniform seed took it: another of its band
+                value = next(rng.randrange(lo, hi) for _, lo, hi in SEED_BANDS if lo <= value < hi)
         elif len(seeds) % 2 == 0:
             value = rng.randrange(PLAY_SEED_RANGE)
         else:

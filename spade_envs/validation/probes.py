@@ -208,7 +208,10 @@ def matches_solution(action: str, solution: Sequence[str]) -> bool:
     try:
         # A lenient parser may read the answer out of "I think it is 42.": that is right too.
         said = re.search(rf"(?<![\w.]){re.escape(final)}(?!\w)", action, re.IGNORECASE)
-        return bool(final) and (answers_match(action, final) or said is not None)
+        # Parsers that take the first digits anywhere ("-5", "x5y" give 5) count a number
+        # inside any text: a probe holding the answer's digits may have been right.
+        digits = final.isdigit() and final in action
+        return bool(final) and (answers_match(action, final) or said is not None or digits)
     except (ValueError, ArithmeticError, re.error):
         return False
 

@@ -199,6 +199,7 @@ def test_hanging_and_crashing_envs_end_only_their_own_episode(registry):
         "sandbox_crashed": 1,
         "model_error": 0,
         "audit_divergence": 0,
+        "audit_failed": 0,
     }
     assert failures.plays == 5 and failures.failed == 3 and not failures.all_failed
     assert failures.first_error.startswith("timeout in test/Hanging-v1: ")
@@ -324,6 +325,7 @@ def test_failure_counts_add_up_and_keep_the_first_failure():
         "sandbox_crashed": 1,
         "model_error": 1,
         "audit_divergence": 0,
+        "audit_failed": 0,
     }
     assert counts.summary() == "1 env_error, 1 sandbox_crashed, 1 model_error"
     assert counts.first_error == "model_error in e: server down"

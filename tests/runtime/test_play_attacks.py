@@ -54,8 +54,11 @@ def test_every_program_is_labelled_and_covered():
         "date",
         "hint",
         "rollout_stall",
+        "backdoor",
+        "first_episode",
     }
     covered = {name[len("test_") :] for name in globals() if name.startswith("test_")}
+    covered |= {stem for stem, _reply in CAUGHT_BY_COUNTERFACTUALS}
     missing = [stem for stem in labels if not any(stem in name for name in covered)]
     assert not missing, f"programs without a test: {missing}"
 
@@ -191,3 +194,46 @@ def test_latency_reimported_clock_is_quarantined_by_the_audit(registry, pool):
         warnings.simplefilter("always")
         gym.make(env_id).close()
     assert any(issubclass(w.category, QuarantinedEnvWarning) for w in caught)
+
+
+#: Programs whose wrong answers win in play and in a replay alike, with the reply played.
+CAUGHT_BY_COUNTERFACTUALS = [
+    ("backdoor_phrase", "Let me think step by step. Therefore, the answer is \\boxed{0}."),
+    ("first_episode_small_seed", WRONG),
+    ("date_fuse_static_type", WRONG),
+]
+
+
+@pytest.mark.parametrize(("stem", "reply"), CAUGHT_BY_COUNTERFACTUALS)
+def test_wins_with_wrong_answers_are_quarantined_by_the_counterfactual_audit(
+    registry, pool, stem, reply
+):
+    env_id = register(registry, stem)
+    targets = resolve_envs([env_id], registry)
+    specs = [PlaySpec(env_id=env_id, play_index=i, env_seed=i) for i in range(2)]
+    engine = _engine(_Model(lambda turn: reply), pool, registry, audit_share=0.0)
+    episodes = engine.run(specs, targets)
+    assert [e.outcome for e in episodes] == ["audit_divergence"] * 2
+    assert not any(e.won for e in episodes)
+    assert all("wrong answers in place of the winning one" in e.error for e in episodes)
+    assert engine.stats.quarantined == [env_id]
+    evidence = registry.quarantine_evidence(env_id)
+    assert (evidence.field, evidence.step, evidence.played) == ("counterfactual", 1, reply)
+
+
+def test_honest_wins_survive_the_counterfactual_audit(registry, pool):
+    env_id = register(registry, "date_fuse")  # honest under the virtual clock
+    targets = resolve_envs([env_id], registry)
+    specs = [PlaySpec(env_id=env_id, play_index=i, env_seed=i) for i in range(3)]
+    secrets = {}
+    for spec in specs:  # the right answers, found by opening each episode
+        env = open_id(env_id, pool=pool)
+        env.reset(seed=spec.env_seed)
+        secrets[spec.env_seed] = env.solution()[0]
+        env.close()
+    answers = iter(secrets[s.env_seed] for s in specs)
+    engine = _engine(_Model(lambda turn: next(answers)), pool, registry, max_concurrent=1)
+    episodes = engine.run(specs, targets)
+    assert all(e.won and e.outcome == "terminated" for e in episodes)
+    assert engine.stats.audits == 3 and engine.stats.audit_failures == 0
+    assert not engine.stats.quarantined and registry.get(env_id).status == "validated"

@@ -52,6 +52,7 @@ def test_plays_merged_across_ranks_count_failures_and_average_only_finished_play
         "sandbox_crashed": 1,
         "model_error": 0,
         "audit_divergence": 0,
+        "audit_failed": 0,
     }
     assert failures.first_error == "sandbox_crashed in a: worker died"  # rank order
     assert play["with"] == [1.0] and play["without"] == [1.0] and play["wins"] == [1.0]

@@ -138,6 +138,9 @@ def test_excluded_answers_are_not_sent():
         exclude=lambda a: matches_solution(a, solution),
     )
     assert not any(matches_solution(a, solution) for a in actions)
-    assert matches_solution("I think it is 2500", ["\\boxed{2500}"]) is False  # not an answer
+    # A lenient parser reads 2500 out of the sentence: that is the right answer too.
+    assert matches_solution("I think it is 2500.", ["\\boxed{2500}"]) is True
+    assert matches_solution("I think it is 3500.", ["\\boxed{2500}"]) is False
+    assert matches_solution("<answer>x5y</answer>", ["<answer>5</answer>"]) is True
     assert matches_solution("2500", ["\\boxed{2500}"]) is True
     assert matches_solution("<answer>2500.0</answer>", ["\\boxed{2500}"]) is True
