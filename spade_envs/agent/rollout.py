@@ -504,7 +504,9 @@ class RolloutEngine:
         if trace is not None and reopen is not None and not play.episode.failed:
             from ..runtime.audit import Recorded
 
-            self._audited[id(play.episode)] = Recorded(trace, reopen, play.reward_top)
+            self._audited[id(play.episode)] = Recorded(
+                trace, reopen, play.reward_top, game=play.selfplay
+            )
         self._close(play)
         self.stats.env_seconds += time.perf_counter() - started
         self.stats.episodes += 1

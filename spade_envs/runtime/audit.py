@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..error import EnvCodeError, SandboxError
-from ..sandbox.trace import EpisodeTrace, digest
+from ..sandbox.trace import EpisodeTrace
 
 __all__ = [
     "AuditPlan",
@@ -111,6 +111,10 @@ def _reward_text(value: float) -> str:
 def replay(trace: EpisodeTrace, opener: Callable[[], Any]) -> AuditResult:
     """Play ``trace`` again in the environment ``opener`` opens (a fresh worker).
 
+    The replay's own trace (a sandboxed environment or game records one) is compared
+    with the play's, step by step: the first observation (a game: its whole state), then
+    each step's reward, flags and observation.
+
     Args:
         trace: The play's record.
         opener: Opens a fresh instance of the same version, knobs and seat.
@@ -129,33 +133,30 @@ def replay(trace: EpisodeTrace, opener: Callable[[], Any]) -> AuditResult:
         return done(failed=f"the replay's worker did not open: {type(exc).__name__}")
     step = 0
     try:
-        observation, _info = env.reset(seed=trace.seed, options=trace.options)
-        if digest(observation) != trace.observation:
+        env.reset(seed=trace.seed, options=trace.options)
+        again = env.trace
+        if again.observation != trace.observation:
             return done(
-                divergence=Divergence(0, "observation", trace.observation, digest(observation))
+                divergence=Divergence(0, "observation", trace.observation, again.observation)
             )
         for step, played in enumerate(trace.steps, 1):
-            observation, reward, terminated, truncated, _info = env.step(played.action)
+            env.step(played.action)
+            now = again.steps[-1]
             checks = (
-                ("reward", played.reward, reward),
-                ("terminated", played.terminated, terminated),
-                ("truncated", played.truncated, truncated),
+                ("reward", played.reward, now.reward),
+                ("terminated", played.terminated, now.terminated),
+                ("truncated", played.truncated, now.truncated),
+                ("observation", played.observation, now.observation),
             )
-            for name, was, now in checks:
+            for name, was, is_now in checks:
                 same = (
-                    math.isclose(was, now, rel_tol=0.0, abs_tol=_TOLERANCE)
+                    math.isclose(was, is_now, rel_tol=0.0, abs_tol=_TOLERANCE)
                     if name == "reward"
-                    else was == now
+                    else was == is_now
                 )
                 if not same:
                     text = _reward_text if name == "reward" else str
-                    return done(divergence=Divergence(step, name, text(was), text(now)))
-            if digest(observation) != played.observation:
-                return done(
-                    divergence=Divergence(
-                        step, "observation", played.observation, digest(observation)
-                    )
-                )
+                    return done(divergence=Divergence(step, name, text(was), text(is_now)))
     except EnvCodeError as exc:  # the play answered here; the replay's code raised
         return done(divergence=Divergence(step, "error", "an answer", str(exc)[:300]))
     except SandboxError as exc:  # a timeout or a dead worker is no evidence
@@ -222,7 +223,11 @@ def counterfactual(
         if total >= top - 1e-6:
             winning = index
             break
-    if winning is None:
+    if winning is None or trace.steps[winning].action is None:
+        return AuditResult(seconds=time.perf_counter() - started)
+    first_agent = trace.steps[0].agent
+    if first_agent and trace.steps[winning].agent != first_agent:
+        # A game won by another seat's move: changing that move proves nothing.
         return AuditResult(seconds=time.perf_counter() - started)
     before = trace.steps[:winning]
     prefix = sum(step.reward for step in before)
@@ -242,7 +247,8 @@ def counterfactual(
             env.reset(seed=trace.seed, options=trace.options)
             for step in before:
                 env.step(step.action)
-            reward = env.step(variant)[1]
+            env.step(variant)
+            reward = env.trace.steps[-1].reward
         except EnvCodeError:
             reward = -math.inf  # refusing a wrong answer loudly is losing
         except SandboxError as exc:
@@ -310,6 +316,7 @@ class Recorded:
     trace: EpisodeTrace
     reopen: Callable[[], Any]
     top: float
+    game: bool = False  # a whole game (self-play): a win is player_0's
 
 
 @dataclass
@@ -367,7 +374,8 @@ def audit_plays(
             continue
         record = recorded[id(episode)]
         result = replay(record.trace, record.reopen)
-        if result.divergence is None and not result.failed and episode.won and plan.counterfactuals:
+        confirmed = result.divergence is None and not result.failed
+        if confirmed and episode.won and plan.counterfactuals:
             result = counterfactual(record.trace, record.reopen, rng, record.top)
         report.audits += 1
         if result.failed:

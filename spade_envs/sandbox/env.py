@@ -7,7 +7,9 @@ the worker itself.
 
 from __future__ import annotations
 
+import json
 import math
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,7 +17,7 @@ import gymnasium as gym
 from pettingzoo import AECEnv
 
 from ..core.spaces import DEFAULT_ACTION_LENGTH, TextObservation, UnicodeText
-from ..error import EnvCodeError, SandboxError, SpadeError, UntrustedCodeError
+from ..error import EnvCodeError, SandboxError, SandboxTimeout, SpadeError, UntrustedCodeError
 from .config import SandboxConfig
 from .pool import WorkerPool, default_pool
 from .process import Worker
@@ -164,11 +166,26 @@ class _Remote:
         """
         if self.twin_opener is None or self.trace is None:
             return self.own_hint(*agent)
+        # One deadline for the whole replay (a long episode of slow steps cannot make a
+        # hint cost max_turns call timeouts): twice a call's, past the twin's load.
         twin = self.twin_opener()
+        deadline = time.monotonic() + 2 * self.config.call_timeout
+
+        def budget() -> None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SandboxTimeout(
+                    f"the hint's replay did not finish within {2 * self.config.call_timeout:g} s"
+                )
+            twin._worker.call_timeout = left
+
         try:
+            budget()
             twin.reset(seed=self.trace.seed, options=self.trace.options)
             for step in self.trace.steps:
+                budget()
                 twin.step(step.action)
+            budget()
             return self._text(twin.own_hint(*agent), "hint")
         finally:
             twin.close()
@@ -355,12 +372,33 @@ class SandboxedGame(_Remote, AECEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         seed = self.reset_seeds.next(seed)  # the game never sees None
-        self._mirror(self._worker.call("game_reset", seed=seed, options=options), "reset")
+        self.trace = None
+        snapshot = self._worker.call("game_reset", seed=seed, options=options)
+        self._mirror(snapshot, "reset")
+        self.trace = EpisodeTrace(
+            seed=seed, options=dict(options) if options else None, observation=_state(snapshot)
+        )
 
     def step(self, action: str | None) -> None:
         if action is not None and not isinstance(action, str):
             action = str(action)
-        self._mirror(self._worker.call("game_step", action=action), "step")
+        acting = self.agent_selection if self.agents else ""
+        snapshot = self._worker.call("game_step", action=action)
+        self._mirror(snapshot, "step")
+        if self.trace is not None:
+            # A game's trace: each move and a digest of the whole state after it (who is
+            # to move, every reward, flag and info), which a replay must reproduce.
+            first = self.possible_agents[0] if self.possible_agents else ""
+            self.trace.steps.append(
+                StepRecord(
+                    action=action,
+                    reward=float(self.rewards.get(first, 0.0)),
+                    terminated=bool(self.terminations.get(first, False)),
+                    truncated=bool(self.truncations.get(first, False)),
+                    observation=_state(snapshot),
+                    agent=acting,
+                )
+            )
 
     def observe(self, agent: str) -> str:
         return TextObservation(self._text(self._worker.call("observe", agent=agent), "observe"))
@@ -385,6 +423,11 @@ class SandboxedGame(_Remote, AECEnv):
 
     def __repr__(self) -> str:
         return f"<SandboxedGame {self.name} pid={self._worker.pid}>"
+
+
+def _state(snapshot: Any) -> str:
+    """The digest of a game's state as the worker reported it (keys in a fixed order)."""
+    return digest(json.dumps(snapshot, sort_keys=True, ensure_ascii=False, default=str))
 
 
 def step_all(

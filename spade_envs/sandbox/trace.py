@@ -61,13 +61,15 @@ class ResetSeeds:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One step of a trace: the action sent and what the environment answered."""
+    """One step of a trace: the action sent and what the environment answered (for a
+    game: the move, ``player_0``'s reward and flags, and a digest of the whole state)."""
 
-    action: str
+    action: str | None  # None: a game's step of an agent that is done
     reward: float
     terminated: bool
     truncated: bool
     observation: str  # digest of the observation
+    agent: str = ""  # a game's: the seat that moved
 
 
 @dataclass
@@ -91,5 +93,5 @@ class EpisodeTrace:
         return sum(step.reward for step in self.steps)
 
     @property
-    def actions(self) -> list[str]:
+    def actions(self) -> list[str | None]:
         return [step.action for step in self.steps]

@@ -134,8 +134,9 @@ class CodeTrace(TextEnv):
 
     # hole: rule: the privileged hint (never the printed number)
     def hint(self) -> str:
-        taken = ", ".join(str(i) for i, t in enumerate(self.branches) if t)
-        text = f"The if-branch runs when i is {taken}; otherwise the else-branch runs."
+        # "; " between the values: "1, 3" would read as the number 13 to the hint-leak check.
+        taken = "; ".join(str(i) for i, t in enumerate(self.branches) if t)
+        text = f"The if-branch runs when i is one of {taken}. Otherwise the else-branch runs."
         if not taken:
             text = "The if-branch never runs: every pass takes the else-branch."
         values = ", ".join(f"{name} = {value}" for name, value in self.after_loop.items())

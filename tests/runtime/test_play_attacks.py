@@ -56,6 +56,7 @@ def test_every_program_is_labelled_and_covered():
         "rollout_stall",
         "backdoor",
         "first_episode",
+        "selfplay",
     }
     covered = {name[len("test_") :] for name in globals() if name.startswith("test_")}
     covered |= {stem for stem, _reply in CAUGHT_BY_COUNTERFACTUALS}
@@ -237,3 +238,25 @@ def test_honest_wins_survive_the_counterfactual_audit(registry, pool):
     assert all(e.won and e.outcome == "terminated" for e in episodes)
     assert engine.stats.audits == 3 and engine.stats.audit_failures == 0
     assert not engine.stats.quarantined and registry.get(env_id).status == "validated"
+
+
+def test_selfplay_whole_game_is_quarantined_and_its_hints_come_from_a_twin(registry, pool):
+    env_id = register(registry, "selfplay_whole_game")
+    targets = resolve_envs([env_id], registry)
+    specs = [PlaySpec(env_id=env_id, play_index=0, env_seed=3)]
+    engine = _engine(
+        _Model(lambda turn: "I resign."), pool, registry, audit_share=0.0, opponent="self"
+    )
+    (episode,) = engine.run(specs, targets)
+    assert episode.outcome == "audit_divergence" and not episode.won
+    assert engine.stats.quarantined == [env_id]
+    evidence = registry.quarantine_evidence(env_id)
+    assert (evidence.field, evidence.step, evidence.played) == ("counterfactual", 1, "I resign.")
+    from spade_envs.runtime import open_record
+
+    game = open_record(registry.get(env_id), seat=None, pool=pool)
+    game.reset(seed=3)
+    assert game.trace.seed == 3 and game.hint(game.agent_selection) == game.own_hint(
+        game.agent_selection
+    )
+    game.close()
