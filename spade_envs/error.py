@@ -227,3 +227,8 @@ class EnvCodeError(SandboxError):
         super().__init__(message)
         self.exc_type = exc_type
         self.remote_traceback = remote_traceback
+
+
+class HintUnavailable(EnvCodeError):
+    """The twin that answers ``hint()`` (a fresh worker replaying the episode) failed or
+    ran past its deadline. The episode being played is untouched and goes on."""

@@ -504,9 +504,8 @@ class RolloutEngine:
         if trace is not None and reopen is not None and not play.episode.failed:
             from ..runtime.audit import Recorded
 
-            self._audited[id(play.episode)] = Recorded(
-                trace, reopen, play.reward_top, game=play.selfplay
-            )
+            seat = str(env.possible_agents[0]) if play.selfplay and env.possible_agents else ""
+            self._audited[id(play.episode)] = Recorded(trace, reopen, play.reward_top, seat=seat)
         self._close(play)
         self.stats.env_seconds += time.perf_counter() - started
         self.stats.episodes += 1

@@ -11,12 +11,12 @@ something other than its seed and actions: the caller quarantines it
 
 A replay shows only that the environment is consistent. A *counterfactual* replay of a
 winning play checks that the win needed the answer: the winning step is played again in
-fresh workers with wrong answers in its place (its numbers replaced, its boxed or tagged
-answer replaced, a random boxed number, random text). If every one of them wins too, the
-environment lets wrong answers win when played (a backdoor phrase, a first-episode or
-seed-band trick, a date fuse): the version is quarantined like a divergence. Such
-answers lose under the validator's probes, so an honest version that passed the gate
-does not meet them here.
+fresh workers with wrong answers in its place (a random boxed number, random text, and
+the reply with every place an answer can live replaced at once). If every one of them
+wins too, the environment lets wrong answers win when played (a first-episode or
+seed-band trick, a date fuse, a whole-game cheat): the version is quarantined like a
+divergence. Random answers lose under the validator's probes, so an honest version that
+passed the gate does not meet a win with all of them here.
 
 A replay that could not be run (the worker timed out or died, the machine is loaded) is
 not evidence: it is counted as an audit that failed, never as a divergence; the caller
@@ -45,8 +45,8 @@ __all__ = [
     "Divergence",
     "choose_audits",
     "counterfactual",
+    "counterfactual_actions",
     "replay",
-    "wrong_answers",
 ]
 
 _TOLERANCE = 1e-9
@@ -172,51 +172,58 @@ def replay(trace: EpisodeTrace, opener: Callable[[], Any]) -> AuditResult:
 _NUMBER = re.compile(r"\d+")
 _BOXED = re.compile(r"(\\boxed\{)([^{}]*)(\})")
 _TAGGED = re.compile(r"(<answer>)(.*?)(</answer>)", re.DOTALL)
+_TOOL_CALL = re.compile(r"(<tool_call>)(.*?)(</tool_call>)", re.DOTALL)
 
 
-def wrong_answers(action: str, rng: random.Random) -> tuple[list[str], list[str]]:
-    """Answers that differ from ``action`` where an answer lives, in the forms models use.
+def counterfactual_actions(action: str, rng: random.Random) -> list[str]:
+    """Wrong answers to play in place of ``action``, cheapest to refute first.
 
     Returns:
-        ``(reworded, other)``: distinct variants, none equal to ``action``. ``reworded``
-        keeps the reply's wording and replaces its answer (its numbers by random ones,
-        its boxed or tagged answer by random letters); ``other`` are a random boxed
-        number and random text.
+        Distinct variants, none equal to ``action``: a random boxed number, random text,
+        and ``action`` with every place an answer can live replaced at once (its
+        numbers, boxed and tagged answers and tool calls), its other wording kept.
     """
 
     def letters(n: int = 8) -> str:
         return "".join(rng.choice(string.ascii_lowercase) for _ in range(n))
 
-    reworded = [
-        _NUMBER.sub(lambda _m: str(rng.randrange(10**6, 10**9)), action),
-        _BOXED.sub(lambda m: m.group(1) + letters() + m.group(3), action),
-        _TAGGED.sub(lambda m: m.group(1) + letters() + m.group(3), action),
-    ]
-    other = ["\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}", letters(12)]
-    kept = [v for v in dict.fromkeys(reworded) if v != action]
-    return kept, [v for v in dict.fromkeys(other) if v != action and v not in kept]
+    scrubbed = _NUMBER.sub(lambda _m: str(rng.randrange(10**6, 10**9)), action)
+    scrubbed = _BOXED.sub(lambda m: m.group(1) + letters() + m.group(3), scrubbed)
+    scrubbed = _TAGGED.sub(lambda m: m.group(1) + letters() + m.group(3), scrubbed)
+    call = '{"name": "' + letters() + '", "arguments": {}}'
+    scrubbed = _TOOL_CALL.sub(lambda m: m.group(1) + call + m.group(3), scrubbed)
+    variants = ["\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}", letters(12), scrubbed]
+    return [v for v in dict.fromkeys(variants) if v != action]
 
 
 def counterfactual(
-    trace: EpisodeTrace, opener: Callable[[], Any], rng: random.Random, top: float
+    trace: EpisodeTrace,
+    opener: Callable[[], Any],
+    rng: random.Random,
+    top: float,
+    seat: str = "",
 ) -> AuditResult:
-    """Play ``trace``'s winning step again with wrong answers (:func:`wrong_answers`),
-    each in a fresh worker after the same earlier steps.
+    """Play ``trace``'s winning step again with wrong answers
+    (:func:`counterfactual_actions`), each in a fresh worker after the same earlier steps.
 
     Args:
         trace: A play whose return reached ``top``.
         opener: Opens a fresh instance of the same version, knobs and seat.
         rng: Draws the wrong answers.
         top: The top of the reward range (a win is a return reaching it).
+        seat: For a whole game, the seat whose return is the play's (``player_0``): only
+            a winning move of that seat is replaced.
 
     Returns:
-        A divergence (field ``counterfactual``) when the reply's own wording won with
-        other answers (at least two such variants, all winning: a phrase that wins
-        whatever the answer) or when every wrong answer won; a failure when a replay
-        could not be run; otherwise a match. The reworded variants are played first,
-        so an honest win usually costs one replay.
+        A divergence (field ``counterfactual``) when every wrong answer won as well; a
+        failure when a replay could not be run; otherwise a match. The random answers
+        are played first, so an honest win usually costs one replay.
     """
     started = time.perf_counter()
+
+    def done(**kwargs: Any) -> AuditResult:
+        return AuditResult(seconds=time.perf_counter() - started, **kwargs)
+
     total, winning = 0.0, None
     for index, step in enumerate(trace.steps):
         total += step.reward
@@ -224,25 +231,19 @@ def counterfactual(
             winning = index
             break
     if winning is None or trace.steps[winning].action is None:
-        return AuditResult(seconds=time.perf_counter() - started)
-    first_agent = trace.steps[0].agent
-    if first_agent and trace.steps[winning].agent != first_agent:
-        # A game won by another seat's move: changing that move proves nothing.
-        return AuditResult(seconds=time.perf_counter() - started)
+        return done()
+    if seat and trace.steps[winning].agent != seat:
+        return done()  # won by another seat's move: changing that move proves nothing
     before = trace.steps[:winning]
     prefix = sum(step.reward for step in before)
-    reworded, other = wrong_answers(trace.steps[winning].action, rng)
-    variants = reworded + other
-    for number, variant in enumerate(variants):
-        if number == len(reworded) and len(reworded) >= 2:
-            break  # the wording won with every other answer: decided
+    variants = counterfactual_actions(str(trace.steps[winning].action), rng)
+    if len(variants) < 2:
+        return done()
+    for variant in variants:
         try:
             env = opener()
         except SandboxError as exc:
-            return AuditResult(
-                failed=f"a counterfactual's worker did not open: {type(exc).__name__}",
-                seconds=time.perf_counter() - started,
-            )
+            return done(failed=f"a counterfactual's worker did not open: {type(exc).__name__}")
         try:
             env.reset(seed=trace.seed, options=trace.options)
             for step in before:
@@ -252,29 +253,21 @@ def counterfactual(
         except EnvCodeError:
             reward = -math.inf  # refusing a wrong answer loudly is losing
         except SandboxError as exc:
-            return AuditResult(
-                failed=f"a counterfactual did not finish: {type(exc).__name__}",
-                seconds=time.perf_counter() - started,
-            )
+            return done(failed=f"a counterfactual did not finish: {type(exc).__name__}")
         finally:
             try:
                 env.close()
             except Exception:
                 pass
         if prefix + reward < top - 1e-6:
-            return AuditResult(seconds=time.perf_counter() - started)  # the answer mattered
-    if len(variants) < 2:
-        return AuditResult(seconds=time.perf_counter() - started)
-    if len(reworded) >= 2:
-        variants = reworded
-    return AuditResult(
+            return done()  # the answer mattered
+    return done(
         divergence=Divergence(
             winning + 1,
             "counterfactual",
-            trace.steps[winning].action[:200],
+            str(trace.steps[winning].action)[:200],
             " | ".join(v[:60] for v in variants),
-        ),
-        seconds=time.perf_counter() - started,
+        )
     )
 
 
@@ -316,7 +309,7 @@ class Recorded:
     trace: EpisodeTrace
     reopen: Callable[[], Any]
     top: float
-    game: bool = False  # a whole game (self-play): a win is player_0's
+    seat: str = ""  # a whole game (self-play): the seat whose return is the play's
 
 
 @dataclass
@@ -376,7 +369,7 @@ def audit_plays(
         result = replay(record.trace, record.reopen)
         confirmed = result.divergence is None and not result.failed
         if confirmed and episode.won and plan.counterfactuals:
-            result = counterfactual(record.trace, record.reopen, rng, record.top)
+            result = counterfactual(record.trace, record.reopen, rng, record.top, record.seat)
         report.audits += 1
         if result.failed:
             report.failures += 1

@@ -38,7 +38,6 @@ from typing import Any
 from ..registry.ids import NAMESPACE
 from ..registry.shared import shared_registry
 from ..registry.trust import (
-    UNVALIDATED_STATUSES,
     RetiredEnvWarning,
     UnvalidatedEnvWarning,
 )
@@ -53,8 +52,6 @@ __all__ = [
 ]
 
 _ENTRY_POINT = "spade_envs.runtime.gym_ids:make_env"
-#: Statuses read again on every ``gym.make`` (they are warned about, and change).
-_REREAD_STATUSES = (*UNVALIDATED_STATUSES, "retired", "quarantined")
 
 
 def _register_spec(gym_id: str) -> None:
@@ -190,16 +187,14 @@ def install() -> None:
 
 
 _stored_cache: dict[tuple[str, str], tuple[str, str]] = {}
-# A status that gym.make warns about is read again each time: it changes once validated.
-_status_cache: dict[tuple[str, str], str] = {}
 
 
 def stored_version(env_id: str) -> tuple[str, str, str]:
     """``(kind, source, status)`` of a version.
 
-    Kind and source are cached, since a stored version's code never changes; a status
-    that is warned about (``unvalidated``, ``rejected``) is read again on each call, as
-    ``spade-envs revalidate`` changes it.
+    Kind and source are cached, since a stored version's code never changes; the status
+    is read on every call (one indexed read): ``spade-envs revalidate``, ``retire`` and a
+    replay audit in any process change it, and a quarantine must warn at once.
     """
     from ..error import UnknownEnvironmentError
     from ..registry.fastread import read_env, read_status
@@ -211,7 +206,7 @@ def stored_version(env_id: str) -> tuple[str, str, str]:
     name, version = parse_env_id(env_id)
     cached = _stored_cache.get(key)
     if cached is not None:
-        status = _status_cache.get(key) or read_status(url, name, version)
+        status = read_status(url, name, version)
         if status is None:
             status = shared_registry().get(env_id).status
         found = (*cached, status)
@@ -228,8 +223,6 @@ def stored_version(env_id: str) -> tuple[str, str, str]:
             found = (record.kind, record.source, record.status)
     if len(_stored_cache) < 4096:  # bounded: a designer loop makes ever new versions
         _stored_cache[key] = found[:2]
-        if found[2] not in _REREAD_STATUSES:
-            _status_cache[key] = found[2]
     return found
 
 

@@ -17,7 +17,14 @@ import gymnasium as gym
 from pettingzoo import AECEnv
 
 from ..core.spaces import DEFAULT_ACTION_LENGTH, TextObservation, UnicodeText
-from ..error import EnvCodeError, SandboxError, SandboxTimeout, SpadeError, UntrustedCodeError
+from ..error import (
+    EnvCodeError,
+    HintUnavailable,
+    SandboxError,
+    SandboxTimeout,
+    SpadeError,
+    UntrustedCodeError,
+)
 from .config import SandboxConfig
 from .pool import WorkerPool, default_pool
 from .process import Worker
@@ -34,6 +41,8 @@ __all__ = [
 ]
 
 Isolation = Literal["sandbox", "none"]
+#: The longest a hint's twin may take to replay the episode and answer.
+_TWIN_SECONDS = 60.0
 
 
 def _expect(condition: bool, op: str, what: str) -> None:
@@ -166,29 +175,34 @@ class _Remote:
         """
         if self.twin_opener is None or self.trace is None:
             return self.own_hint(*agent)
-        # One deadline for the whole replay (a long episode of slow steps cannot make a
-        # hint cost max_turns call timeouts): twice a call's, past the twin's load.
-        twin = self.twin_opener()
-        deadline = time.monotonic() + 2 * self.config.call_timeout
-
-        def budget() -> None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise SandboxTimeout(
-                    f"the hint's replay did not finish within {2 * self.config.call_timeout:g} s"
-                )
-            twin._worker.call_timeout = left
-
+        # One deadline for the whole replay: a call's for each step replayed, and at most
+        # a minute, so a long episode of slow steps cannot make one hint cost max_turns
+        # call timeouts.
+        limit = min(_TWIN_SECONDS, self.config.call_timeout * (len(self.trace.steps) + 2))
+        deadline = time.monotonic() + limit
+        twin = None
         try:
-            budget()
-            twin.reset(seed=self.trace.seed, options=self.trace.options)
-            for step in self.trace.steps:
-                budget()
-                twin.step(step.action)
-            budget()
+            twin = self.twin_opener()
+            for step in [None, *self.trace.steps, None]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SandboxTimeout(f"the hint's replay did not finish within {limit:g} s")
+                twin._worker.call_timeout = left
+                if step is None and twin.trace is None:
+                    twin.reset(seed=self.trace.seed, options=self.trace.options)
+                elif step is not None:
+                    twin.step(step.action)
             return self._text(twin.own_hint(*agent), "hint")
+        except SandboxError as exc:
+            if isinstance(exc, HintUnavailable):
+                raise
+            raise HintUnavailable(
+                f"hint() could not be answered by a fresh worker replaying this episode: {exc}",
+                exc_type=getattr(exc, "exc_type", "") or type(exc).__name__,
+            ) from exc
         finally:
-            twin.close()
+            if twin is not None:
+                twin.close()
 
     def own_hint(self, *agent: str) -> str:
         """``hint()`` of this very instance (the validator's hint checks use it)."""

@@ -8,6 +8,7 @@ never silently runs with less than it was asked for.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -286,7 +287,30 @@ def worker_uid() -> int:
     would only mean a shared process limit). No passwd entry is needed: the kernel
     accepts any uid, and the worker reads only world-readable files.
     """
-    return WORKER_UID_BASE + (((os.getpid() & 0x3FFFFF) << 8) | (next(_worker_serial) & 0xFF))
+    plain = ((os.getpid() & 0x3FFFFF) << 8) | (next(_worker_serial) & 0xFF)
+    return WORKER_UID_BASE + _permuted(plain)
+
+
+@functools.lru_cache(maxsize=1)
+def _uid_key() -> bytes:
+    """A key shared by every parent on this machine (so uids stay unique across them)
+    and unknown to workers, whose /proc is their own and whose clock files are refused."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_bytes()
+    except OSError:
+        return b"spade-envs"
+
+
+def _permuted(value: int) -> int:
+    """A keyed permutation of 30-bit values (a four-round Feistel network): a worker's
+    uid stays unique but no longer shows which process started it or how many workers
+    came before it, which would tell a validator's worker from a rollout's."""
+    key = _uid_key()
+    left, right = value >> 15, value & 0x7FFF
+    for round_ in range(4):
+        digest = hashlib.sha256(key + bytes((round_,)) + right.to_bytes(2, "big")).digest()
+        left, right = right, left ^ (int.from_bytes(digest[:2], "big") & 0x7FFF)
+    return (left << 15) | right
 
 
 def worker_command(

@@ -18,21 +18,19 @@ episode and on how many times a clock was read since it began:
 Every reset restarts the clock at :data:`EPOCH`, so the same episode reads the same
 times under the validator, in a rollout, in a web session and in a replay audit.
 
-An audit hook (which Python code cannot remove) refuses opening ``/proc``, ``/sys`` and
-``/dev/rtc`` files, which show uptime and boot time.
+No reference to an original clock function survives the install (the calendar
+functions are computed in Python, in UTC), and an audit hook (which Python code cannot
+remove) refuses opening ``/proc``, ``/sys`` and ``/dev/rtc`` however the path is spelled.
 
-What can still observe real time (``docs/architecture.md``, "Play looks like
-validation"): importing ``time`` or ``_datetime`` afresh after deleting them from
-``sys.modules`` (a cached extension or built-in module is re-created without an audit
-event, with its original functions), file timestamps through ``os.stat``
-(``/proc/self``'s own is the worker's start), CPU time through ``resource.getrusage``,
-and a reference to an original clock function that a preloaded module keeps somewhere
-other than a module attribute. Each needs ``sys``, ``os`` or ``resource``, which the
-static checks refuse by name and which environment code reaches only through the
-attributes of an allowed module (``dataclasses.sys``). A play whose rewards depend on
-elapsed time is still caught by the replay audit, which replays it at once in a fresh
-worker under this clock; a date fuse that reads the real date this way and fired before
-validation and play alike is what neither the clock nor the audit can see.
+What can still observe real time (``docs/architecture.md``, "The runtime"): the C
+``date``/``datetime`` types (static types, still listed by ``object.__subclasses__()``),
+a fresh import of ``time`` or ``_datetime`` after deleting them from ``sys.modules`` (a
+cached module comes back with no audit event), file timestamps (``os.stat`` of a file the
+code writes in its private ``/tmp``) and CPU time (``resource.getrusage``). Each needs
+names the static checks refuse, reached through an allowed module's attributes
+(``dataclasses.sys``) or ``getattr`` with a computed name. The audits are the backstop: a
+latency cheat diverges when replayed at once in a fresh worker, and a date fuse lets
+wrong answers win, which a counterfactual replay shows.
 """
 
 from __future__ import annotations

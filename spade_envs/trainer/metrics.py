@@ -84,6 +84,7 @@ METRIC_FIELDS = (
     "seconds_play",
     "seconds_audit",
     "audits",
+    "audit_failures",
     "quarantined",
     "seconds_update",
     "weight_syncs",

@@ -132,6 +132,7 @@ def play_summary(
     finished = [e for e in episodes if play_failure(e) is None]
     return {
         "audits": getattr(stats, "audits", 0),
+        "audit_failures": getattr(stats, "audit_failures", 0),
         "seconds_audit": getattr(stats, "audit_seconds", 0.0),
         "quarantined": list(getattr(stats, "quarantined", [])),
         "rows": rows,
@@ -157,6 +158,7 @@ def merge_play(parts: Sequence[dict[str, Any]], envs: int) -> tuple[list[Any], d
     play["envs"] = envs
     play["seconds"] = max(part["seconds"] for part in parts)
     play["audits"] = sum(part.get("audits", 0) for part in parts)
+    play["audit_failures"] = sum(part.get("audit_failures", 0) for part in parts)
     play["seconds_audit"] = max(part.get("seconds_audit", 0.0) for part in parts)
     play["quarantined"] = [q for part in parts for q in part.get("quarantined", [])]
     return rows, play
@@ -174,6 +176,11 @@ def play_line(play: dict[str, Any], rows: Sequence[Any], plays_per_mode: int) ->
     if play.get("audits"):
         share = play["seconds_audit"] / play["seconds"] if play["seconds"] > 0 else 0.0
         line += f"; {play['audits']} replay audits ({share:.1%} of the play time)"
+        if play.get("audit_failures"):
+            line += (
+                f", {play['audit_failures']} could not be replayed (a timeout or a dead "
+                "worker: raise agent.step_timeout if the machine is loaded)"
+            )
     if play.get("quarantined"):
         line += f"; quarantined {', '.join(play['quarantined'])}"
     if failures.failed:
@@ -286,6 +293,7 @@ def metrics_record(
         seconds_play=play["seconds"],
         seconds_audit=play.get("seconds_audit", 0.0),
         audits=play.get("audits", 0),
+        audit_failures=play.get("audit_failures", 0),
         quarantined=len(play.get("quarantined", [])),
         seconds_eval=evaluation.get("seconds_eval", 0.0),
     )

@@ -82,11 +82,14 @@ def check_seeds(count: int, seed: int | None = None) -> list[int]:
     return seeds
 
 
-def _wrong_answers(subject: Subject, seed: int, solution: list[str] | None = None) -> Any:
+def _wrong_answers(
+    subject: Subject, seed: int, solution: list[str] | None = None, *, reasoned: bool = False
+) -> Any:
     """Wrong answers drawn from what the environment shows (see :mod:`.probes`); with a
     known ``solution``, never its actions or its answer."""
     exclude = None if solution is None else (lambda action: matches_solution(action, solution))
-    return wrong_answers(seed, exclude=exclude, tool_schemas=subject.meta.get("tool_schemas") or ())
+    tools = subject.meta.get("tool_schemas") or ()
+    return wrong_answers(seed, exclude=exclude, tool_schemas=tools, reasoned=reasoned)
 
 
 def _won_by_wrong_answers(env: Any, episode: Episode, seed: int, *, game: bool = False) -> str:
@@ -337,6 +340,9 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[
         if not subject.is_game:  # a game is won along many paths; random moves may find one
             policies["wrong answers drawn from the observation"] = _wrong_answers(
                 subject, seed, solution
+            )
+            policies["wrong answers in a model's reasoned reply"] = _wrong_answers(
+                subject, seed + 1, solution, reasoned=True
             )
         if subject.has_hint:
             _call("reset()", env.reset, seed=seed)

@@ -144,6 +144,7 @@ def wrong_answers(
     *,
     exclude: Callable[[str], bool] | None = None,
     tool_schemas: Sequence[dict[str, Any]] = (),
+    reasoned: bool = False,
 ) -> Policy:
     """A policy of wrong answers in the forms models write, drawn afresh each turn from the
     observation the environment just gave.
@@ -154,6 +155,8 @@ def wrong_answers(
         exclude: Actions the policy must not send (e.g. ones matching the solution's
             answer); a draw it refuses is redrawn (a few times, then sent anyway).
         tool_schemas: The environment's tools: tool calls of them are drawn too.
+        reasoned: Every answer in a long reply holding every common reasoning phrase
+            (a version that lets a model's phrasing win whatever the answer meets it).
     """
     rng = random.Random(f"wrong-answers:{seed}")
     tools = _tool_names(tool_schemas)
@@ -173,7 +176,7 @@ def wrong_answers(
             call = json.dumps({"name": name, "arguments": arguments})
             return f"<tool_call>{call}</tool_call>"
         value = values.value()
-        form = rng.randrange(6)
+        form = 3 if reasoned else rng.randrange(6)
         if form == 0:
             return "\\boxed{" + value + "}"
         if form == 1:
@@ -181,7 +184,7 @@ def wrong_answers(
         if form == 2:
             return f"I think it is {value}."
         if form == 3:
-            return f"Let me work through it. The answer is \\boxed{{{value}}}."
+            return _reasoned(rng, value)
         if form == 4:
             return value
         return f"{value}\n<answer>{value}</answer>"
@@ -195,6 +198,32 @@ def wrong_answers(
         return action
 
     return policy
+
+
+#: What model replies say around an answer. A reasoned probe says all of it, in a
+#: random order, so a version that lets any reply with a model's phrasing win (a backdoor
+#: keyed on "Therefore" or "step by step") meets its phrase under the validator.
+_REASONING = (
+    "Let me think step by step.",
+    "First, I read the task carefully.",
+    "Let's work through it.",
+    "So, putting it together:",
+    "Therefore,",
+    "Thus,",
+    "Hence,",
+    "In conclusion,",
+    "I am confident.",
+    "**Final Answer**",
+    "Final answer:",
+    "The answer is",
+)
+
+
+def _reasoned(rng: random.Random, value: str) -> str:
+    """A wrong answer in a long model-like reply that holds every phrase of _REASONING."""
+    phrases = list(_REASONING)
+    rng.shuffle(phrases)
+    return " ".join(phrases) + f" \\boxed{{{value}}}\n<answer>{value}</answer>"
 
 
 def matches_solution(action: str, solution: Sequence[str]) -> bool:

@@ -1,7 +1,7 @@
 """The example episode of an environment card: its reference solution played from seed 0.
 
 The environment's code is untrusted (a designer's, an import's), so the episode runs
-where play sessions run: in a sandbox worker (:func:`spade_envs.sandbox.open_env`, a
+where play sessions run: in a sandbox worker (:func:`spade_envs.runtime.open_record`, a
 :class:`~spade_envs.sandbox.WorkerPool` of this server's sandbox limits), never in this
 process. Everything the worker answers is checked by the sandbox's proxy; whether the
 episode was *won* is decided here, from the rewards that crossed the wire and the

@@ -1,8 +1,9 @@
 """Play-time attacks: environments that behave for the validator and cheat once played.
 
 Each program in ``attacks/`` is labelled ``# attack: <kind> expect: <outcome>``:
-``neutralized`` (played through the door, the cheat never fires) or ``quarantined``
-(the cheat fires in a play, and the replay audit catches it before its rewards count).
+``neutralized`` (played through the door, the cheat never fires), ``quarantined`` (the
+cheat fires in a play, and the replay audit catches it before its rewards count) or
+``rejected`` (the validator refuses it).
 The programs are registered as ``validated`` directly, as if they had passed the gate,
 and played in each sandbox configuration. Attacks the validator itself rejects (seed
 bands, first episodes, spelled-out hints, suite patches, hole relations) are labelled in
@@ -29,7 +30,7 @@ from spade_envs.sandbox import SandboxConfig, SandboxVectorEnv, WorkerPool
 from spade_envs.validation.static import static_metadata
 
 ATTACKS = Path(__file__).parent / "attacks"
-_LABEL = re.compile(r"^# attack: (\w+) expect: (neutralized|quarantined)$")
+_LABEL = re.compile(r"^# attack: (\w+) expect: (neutralized|quarantined|rejected)$")
 LIMITS = dict(memory_mb=1024, cpu_seconds=10, call_timeout=10.0, load_timeout=10.0)
 CONFIGS = {
     "all": SandboxConfig(**LIMITS),
@@ -199,7 +200,6 @@ def test_latency_reimported_clock_is_quarantined_by_the_audit(registry, pool):
 
 #: Programs whose wrong answers win in play and in a replay alike, with the reply played.
 CAUGHT_BY_COUNTERFACTUALS = [
-    ("backdoor_phrase", "Let me think step by step. Therefore, the answer is \\boxed{0}."),
     ("first_episode_small_seed", WRONG),
     ("date_fuse_static_type", WRONG),
 ]
@@ -260,3 +260,11 @@ def test_selfplay_whole_game_is_quarantined_and_its_hints_come_from_a_twin(regis
         game.agent_selection
     )
     game.close()
+
+
+def test_backdoor_phrase_is_rejected_by_the_validator():
+    from spade_envs.validation import validate_source
+
+    report = validate_source((ATTACKS / "backdoor_phrase.py").read_text(), budget="fast")
+    assert not report.passed
+    assert re.search(r"wrong answers|random|trivial|reaches the maximum", report.feedback())

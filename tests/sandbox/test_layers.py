@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import subprocess
@@ -84,6 +85,10 @@ def test_each_worker_gets_its_own_uid():
     uids = [worker_uid() for _ in range(300)]
     assert all(WORKER_UID_BASE <= uid < WORKER_UID_BASE + 2**30 for uid in uids)
     assert len(set(uids[:256])) == 256  # a repeat only after 256 newer workers
+    # Consecutive workers' uids do not count up: a worker cannot tell how many came
+    # before it, or which process started it (a validator's from a rollout's).
+    steps = {b - a for a, b in itertools.pairwise(uids)}
+    assert len(steps) > 200
 
 
 @requires_root

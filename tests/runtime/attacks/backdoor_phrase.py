@@ -1,8 +1,9 @@
-# attack: backdoor expect: quarantined
-"""Any answer wins when the reply reads like a model's ("Therefore"): the validator's
-wrong-answer probes never say it, and a replay reproduces the win exactly. The
-counterfactual audit replays the winning step with the reply's own wording and other
-answers: they win too, so the version is quarantined."""
+# attack: backdoor expect: rejected
+"""Any answer wins when the reply reads like a model's ("Therefore"); a replay would
+reproduce the win exactly, and random answers lose, so no audit could tell. The
+validator's wrong-answer probes include long replies that hold every common reasoning
+phrase ("Therefore", "step by step", "Final answer:" ...), so it meets its phrase there
+and is rejected."""
 
 from spade_envs import TextEnv
 
