@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import logging
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ from .policy import Policy, Turn, classify_action, system_prompt, with_hint
 __all__ = ["RolloutConfig", "RolloutEngine", "RolloutStats", "matched_specs", "rollout"]
 
 Progress = Callable[[Episode], None]
+_log = logging.getLogger(__name__)
 
 
 _MAX_TURNS = 200
@@ -220,11 +222,18 @@ class RolloutEngine:
         return episodes
 
     def _quarantine(self, env_id: str, evidence: Any) -> None:
+        """Store the evidence; the plays are voided whether or not that worked (a target
+        that is not a registry version, a registry that refuses the write)."""
         from ..registry.shared import shared_registry
 
-        registry = self.registry if self.registry is not None else shared_registry()
-        registry.quarantine(env_id, evidence)
         self.stats.quarantined.append(env_id)
+        registry = self.registry if self.registry is not None else shared_registry()
+        try:
+            registry.quarantine(env_id, evidence)
+        except SpadeError as exc:
+            _log.warning(
+                "could not quarantine %s: %s (its plays are voided all the same)", env_id, exc
+            )
 
     def _pool(self, plays: int) -> tuple[Any, bool]:
         if self.config.isolation == "none":

@@ -155,8 +155,9 @@ def wrong_answers(
         exclude: Actions the policy must not send (e.g. ones matching the solution's
             answer); a draw it refuses is redrawn (a few times, then sent anyway).
         tool_schemas: The environment's tools: tool calls of them are drawn too.
-        reasoned: Every answer in a long reply holding every common reasoning phrase
-            (a version that lets a model's phrasing win whatever the answer meets it).
+        reasoned: Every answer random letters, in a long reply holding every common
+            reasoning phrase (a version that lets a model's phrasing win whatever the
+            answer meets it).
     """
     rng = random.Random(f"wrong-answers:{seed}")
     tools = _tool_names(tool_schemas)
@@ -175,8 +176,12 @@ def wrong_answers(
                     arguments[param] = values.word()
             call = json.dumps({"name": name, "arguments": arguments})
             return f"<tool_call>{call}</tool_call>"
+        if reasoned:
+            # The answer inside is plain letters: a phrase that wins whatever the answer is
+            # what is looked for, not a lucky number on a task with many right answers.
+            return _reasoned(rng, "".join(rng.choice(string.ascii_letters) for _ in range(9)))
         value = values.value()
-        form = 3 if reasoned else rng.randrange(6)
+        form = rng.randrange(6)
         if form == 0:
             return "\\boxed{" + value + "}"
         if form == 1:

@@ -283,7 +283,8 @@ def test_a_reward_that_is_not_finite_from_a_sandboxed_env_ends_only_its_play(reg
 @pytest.mark.parametrize(("reward", "claim", "won"), [(0.0, True, False), (1.0, False, True)])
 def test_a_win_is_scored_never_claimed_in_info(registry, isolation, reward, claim, won):
     target = EnvTarget("test/Lying-v1", lying_env(reward, claim), "text")
-    config = RolloutConfig(isolation=isolation, trust_code=True, seed=0)
+    # Every answer wins here, which an audit would void: scoring alone is what is tested.
+    config = RolloutConfig(isolation=isolation, trust_code=True, seed=0, audit_share=None)
     [episode] = RolloutEngine(ScriptedModel(), config).run(
         [PlaySpec(target.env_id, 0, 0)], [target]
     )

@@ -142,8 +142,6 @@ def test_hopeless_replies_are_counted_by_reason_and_never_stop_the_batch(setup):
     assert report.failures == {
         "prompt_error": 0,
         "model_error": 1,
-        "audit_divergence": 0,
-        "audit_failed": 0,
         "no_code": 3,
         "truncated": 0,
         "bad_filling": 0,

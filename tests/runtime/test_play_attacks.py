@@ -268,3 +268,38 @@ def test_backdoor_phrase_is_rejected_by_the_validator():
     report = validate_source((ATTACKS / "backdoor_phrase.py").read_text(), budget="fast")
     assert not report.passed
     assert re.search(r"wrong answers|random|trivial|reaches the maximum", report.feedback())
+
+
+@pytest.mark.parametrize(
+    ("seed_name", "wrap"),
+    [
+        ("WarehouseRobot", "I have moved enough; now I finish.\n{action}\n\\boxed{{done}}"),
+        ("FlightBooking", "Booked it. {action}\nSo the answer is \\boxed{{done}}."),
+        ("NumberGuess", "Let me think. Therefore, the answer is {action}"),
+    ],
+)
+def test_honest_wins_in_model_like_replies_are_never_quarantined(registry, pool, seed_name, wrap):
+    # Replies that hold the answer in more than one place, or in a tool call: replacing one
+    # place at a time would still win; the counterfactuals must not call that a cheat.
+    from spade_envs.runtime import register_seed
+
+    env_id = register_seed(registry, seed_name)
+    targets = resolve_envs([env_id], registry)
+    episodes = []
+    for seed in (0, 1):
+        env = open_id(env_id, pool=pool)
+        env.reset(seed=seed)
+        actions = env.solution()
+        env.close()
+        last = len(actions) - 1
+
+        def reply(turn: int, actions=actions, last=last) -> str:
+            action = actions[min(turn, last)]
+            return wrap.format(action=action) if turn == last else action
+
+        engine = _engine(_Model(reply), pool, registry)
+        spec = PlaySpec(env_id=env_id, play_index=seed, env_seed=seed)
+        episodes += engine.run([spec], targets)
+        assert engine.stats.audits == 1 and not engine.stats.quarantined
+    assert all(e.won for e in episodes), [(e.outcome, e.error) for e in episodes]
+    assert registry.get(env_id).status == "validated"

@@ -435,6 +435,12 @@ def test_the_probes_escape_an_unprotected_worker(name, canaries):
             env.close()
     verdicts = json.loads(observation)
     attempt = REAL_PROBES[name]
+    if name == "read_proc" and not verdicts[attempt].startswith("ESCAPED"):
+        # /proc shows uptime and boot time: the virtual clock's audit hook refuses it in
+        # every worker, layers or not. The probe got as far as the open, so it is real.
+        why = str((info.get("why") or {}).get(attempt, ""))
+        assert "does not let environment code open /proc" in why, (verdicts, why)
+        return
     assert verdicts[attempt].startswith("ESCAPED"), (verdicts, info.get("why"))
 
 

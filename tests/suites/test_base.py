@@ -182,13 +182,15 @@ def test_only_a_pure_suite_declaration_goes_without_a_hint():
     from spade_envs.validation.static import static_checks
 
     (spec,), _ = plan("rlve", ["CRT"], ["0"])
+    _, info = static_checks(spec.source, get_budget("fast"), suite_import=True)
+    assert info.has_hint is False  # only as `import --suite` brings it in
     _, info = static_checks(spec.source, get_budget("fast"))
-    assert info.has_hint is False
+    assert info.has_hint is True  # the same code registered by anyone else needs a hint
     behaviour = spec.source + "\n    def _score(self, answer):\n        return 1.0\n"
     aliased = spec.source.replace("import RlveTask", "import TextEnv as RlveTask")
     bound = spec.source + "\n    hint = print\n"
     for source in (behaviour, aliased, bound):
-        checks, info = static_checks(source, get_budget("fast"))
+        checks, info = static_checks(source, get_budget("fast"), suite_import=True)
         assert info.has_hint is True
         assert any("is missing: hint" in c.reason for c in checks if not c.passed)
 

@@ -86,7 +86,7 @@ def test_a_call_that_never_returns_rejects_at_once():
 
     with Validator("fast", pool_size=2) as fast:
         report = fast.validate(HANGS_ON_BLANK)
-    assert not report.passed and len(report.checks) == 15
+    assert not report.passed and len(report.checks) == 16
     (failed,) = report.failures
     # The call's own limit, or (on a loaded machine) the check's, whichever came first.
     assert re.search(r"did not (return|finish) within \d+ s of wall-clock time", failed.reason)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import datetime
+import random
 
 from spade_envs import TextEnv, boxed, extract_answer, parse_number
 
@@ -17,8 +17,10 @@ class SafeDial(TextEnv):
     max_turns = 7
 
     def _reset(self) -> str:
-        # Mix in the clock so that two safes never share a combination.
-        jitter = datetime.datetime.now().microsecond
+        # Mix in the operating system's entropy so that two safes never share a
+        # combination. (The clock was used here once; a worker's clock is virtual now, so
+        # it repeats with the episode.)
+        jitter = random.SystemRandom().randrange(1_000_000)
         self.secret = (self.rng.randint(0, 63) + jitter) % 64
         return (
             "The dial runs from 0 to 63. Set it with \\boxed{n}; you have 7 tries. "
