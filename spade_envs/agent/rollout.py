@@ -214,7 +214,10 @@ class RolloutEngine:
         """Replay audits of the run's plays (:func:`spade_envs.runtime.audit.audit_plays`)."""
         from ..runtime.audit import AuditPlan, audit_plays
 
-        plan = AuditPlan(share=self.config.audit_share or 0.0)
+        # The run seed picks the share of plays replayed and the wrong answers: a run
+        # reproduces, and environment code never sees the seed.
+        seed = _turn_seed(self.config.seed, "audit", len(episodes), 0)
+        plan = AuditPlan(share=self.config.audit_share or 0.0, seed=seed)
         episodes, report = audit_plays(episodes, audited, plan, self._quarantine)
         self.stats.audits += report.audits
         self.stats.audit_failures += report.failures

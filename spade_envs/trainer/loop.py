@@ -362,31 +362,33 @@ class SelfPlayTrainer:
         values.update(changes)
         return RolloutConfig(**values)
 
-    def _run_plays(self, env_ids: Sequence[str], plays: int, hint: bool | None, config: Any):
+    def _run_plays(
+        self, env_ids: Sequence[str], plays: int, hint: bool | None, config: Any
+    ) -> tuple[list[Any], Any]:
+        """This rank's plays of ``env_ids`` and the rollout's stats (None: no plays here)."""
         from ..agent import RolloutEngine, matched_specs, resolve_envs
 
         mine = self.dist.shard(list(env_ids))
         if not mine:
-            return []
+            return [], None
         view = self.parts.view
         targets = resolve_envs(mine, view)
         specs = matched_specs(targets, plays, hint=hint, env_seed=config.env_seed)
         engine = RolloutEngine(self.parts.generator, config, registry=view)
-        episodes = engine.run(specs, targets)
-        self._rollout_stats = engine.stats
-        return episodes
+        return engine.run(specs, targets), engine.stats
 
     def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:
         from ..agent import regret_rows
 
         started = time.perf_counter()
-        episodes = self._run_plays(env_ids, self.config.agent.plays, None, self._rollout_config(k))
+        episodes, stats = self._run_plays(
+            env_ids, self.config.agent.plays, None, self._rollout_config(k)
+        )
         rows = regret_rows(
             episodes,
             iteration_tag(self.parts.run_id, k),
             timeout_penalty=self.config.reward.timeout_penalty,
         )
-        stats = getattr(self, "_rollout_stats", None)
         local = play_summary(episodes, rows, time.perf_counter() - started, stats)
         rows, play = merge_play(distributed.all_gather_objects(local), len(env_ids))
         self._say(k, play_line(play, rows, self.config.agent.plays))
@@ -473,7 +475,7 @@ class SelfPlayTrainer:
             max_turns=cfg.max_turns or None,
             max_tokens=cfg.max_tokens,
         )
-        episodes = self._run_plays(cfg.envs, cfg.plays, False, config)
+        episodes, _stats = self._run_plays(cfg.envs, cfg.plays, False, config)
         parts = distributed.all_gather_objects(eval_summary(episodes))
         out = merge_eval(parts, time.perf_counter() - started)
         self._say(k, eval_line(out, len(cfg.envs)))
