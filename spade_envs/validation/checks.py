@@ -17,7 +17,7 @@ import random
 import re
 import secrets
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.answers import leaked_encoding, secret_parts, visible_text
@@ -464,12 +464,17 @@ DYNAMIC_CHECKS: dict[str, Callable[[Subject, Budget, list[int]], Any]] = {
 
 
 def run_check(
-    name: str, subject: Subject, budget: Budget, seeds: list[int]
+    name: str,
+    subject: Subject,
+    budget: Budget,
+    seeds: list[int],
+    checks: Mapping[str, Callable[..., Any]] | None = None,
 ) -> tuple[bool, str, dict[str, Any]]:
-    """Run one dynamic check: ``(passed, reason, details)``; never raises for env faults."""
+    """Run one dynamic check (of ``checks``, default :data:`DYNAMIC_CHECKS`):
+    ``(passed, reason, details)``; never raises for env faults."""
     subject.begin(name)
     try:
-        details = DYNAMIC_CHECKS[name](subject, budget, seeds) or {}
+        details = (DYNAMIC_CHECKS if checks is None else checks)[name](subject, budget, seeds) or {}
         passed, reason = True, ""
     except CheckFailed as exc:
         subject.note_failure(exc)

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.answers import boxed
-from ..error import EnvCodeError, SandboxStartFailed, SandboxUnavailable
 from .budget import Budget
 from .subject import CheckFailed, Subject
 
@@ -201,23 +200,8 @@ HINT_CHECKS: dict[str, Callable[[Subject, Budget, list[int]], Any]] = {
 def run_hint_check(
     name: str, subject: Subject, budget: Budget, seeds: list[int]
 ) -> tuple[bool, str, dict[str, Any]]:
-    """Run one check of :data:`HINT_CHECKS`: ``(passed, reason, details)``, as
-    :func:`~.checks.run_check` runs the others (never raises for environment faults)."""
-    subject.begin(name)
-    try:
-        details = HINT_CHECKS[name](subject, budget, seeds) or {}
-        passed, reason = True, ""
-    except CheckFailed as exc:
-        subject.note_failure(exc)
-        passed, reason, details = False, str(exc), {}
-        if isinstance(exc.__cause__, EnvCodeError) and exc.__cause__.exc_type:
-            details = {"raised": exc.__cause__.exc_type}
-    except (SandboxStartFailed, SandboxUnavailable):
-        raise  # the machine's fault: no verdict on the environment
-    except Exception as exc:  # a failure of the environment the check did not foresee
-        subject.note_failure(exc)
-        passed, reason, details = False, f"{type(exc).__name__}: {str(exc)[:240]}", {}
-    if subject.fatal:
-        passed, reason = False, subject.fatal
-    details = {k: v for k, v in details.items() if isinstance(v, (int, float, str, bool))}
-    return passed, reason, details
+    """Run one check of :data:`HINT_CHECKS` as :func:`~.checks.run_check` runs the others:
+    ``(passed, reason, details)``, never raising for environment faults."""
+    from .checks import run_check
+
+    return run_check(name, subject, budget, seeds, checks=HINT_CHECKS)
