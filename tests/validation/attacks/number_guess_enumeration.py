@@ -1,4 +1,4 @@
-# attack: scaffold-filling expect: rejected [trivial] reason: guessing every value 1\.\.4 in turn .*wins \d/\d episodes: the task is won by enumeration
+# attack: scaffold-filling expect: rejected [trivial] reason: (guessing every value 1\.\.4 in turn .*wins \d/\d episodes: the task is won by enumeration|reaches the maximum reward)
 """NumberGuess filled by a designer with the range 1..4 and 30 guesses (issue 25): every
 bound held, so it was registered as validated, and trying 1, 2, 3, 4 wins every episode.
 The parent's hole relations now refuse the filling; the trivial check refuses the child.
