@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..error import SpadeError, UnknownEnvironmentError
+from .failures import FAILURE_OUTCOMES
 from .policy import Turn
 
 __all__ = [
@@ -26,20 +27,10 @@ __all__ = [
 ]
 
 #: How an episode may end.
-END_OUTCOMES = (
-    "terminated",
-    "truncated",
-    "max_turns",
-    "env_error",
-    "timeout",
-    "sandbox_crashed",
-    "model_error",
-    "audit_divergence",
-    "audit_failed",
-)
+END_OUTCOMES = ("terminated", "truncated", "max_turns", *FAILURE_OUTCOMES)
 #: Endings that are the environment's fault (the designer reward penalises them); with
 #: ``model_error`` they are :data:`spade_envs.agent.failures.FAILURE_OUTCOMES`.
-FAILED_OUTCOMES = ("env_error", "timeout", "sandbox_crashed", "audit_divergence", "audit_failed")
+FAILED_OUTCOMES = tuple(o for o in FAILURE_OUTCOMES if o != "model_error")
 #: ``info`` keys a play records when present: a suite problem generated at a derived seed,
 #: and an answer the suite's own scorer failed on (scored 0).
 NOTED_INFO_KEYS = ("replaced_seeds", "scorer_error")

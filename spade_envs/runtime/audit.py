@@ -10,10 +10,10 @@ something other than its seed and actions: the caller quarantines it
 (``Registry.quarantine``) and voids the plays it gave.
 
 A replay shows only that the environment is consistent. A *counterfactual* replay of a
-winning play checks that the win needed the answer: the winning step is played again in
-fresh workers with wrong answers in its place (a random boxed number, random text, and
-the reply with every place an answer can live replaced at once). If every one of them
-wins too, the environment lets wrong answers win when played (a first-episode or
+winning play checks that the win needed the answers: the episode is played again up to
+its win in fresh workers with every action made wrong (random boxed numbers, random
+text, and each reply with every place an answer can live replaced at once). If every
+one of them wins too, the environment lets wrong answers win when played (a first-episode or
 seed-band trick, a date fuse, a whole-game cheat): the version is quarantined like a
 divergence. Random answers lose under the validator's probes, so an honest version that
 passed the gate does not meet a win with all of them here.
@@ -45,7 +45,6 @@ __all__ = [
     "Divergence",
     "choose_audits",
     "counterfactual",
-    "counterfactual_actions",
     "replay",
 ]
 
@@ -175,25 +174,34 @@ _TAGGED = re.compile(r"(<answer>)(.*?)(</answer>)", re.DOTALL)
 _TOOL_CALL = re.compile(r"(<tool_call>)(.*?)(</tool_call>)", re.DOTALL)
 
 
-def counterfactual_actions(action: str, rng: random.Random) -> list[str]:
-    """Wrong answers to play in place of ``action``, cheapest to refute first.
-
-    Returns:
-        Distinct variants, none equal to ``action``: a random boxed number, random text,
-        and ``action`` with every place an answer can live replaced at once (its
-        numbers, boxed and tagged answers and tool calls), its other wording kept.
-    """
+def _wrong_forms(rng: random.Random) -> list[Callable[[str], str]]:
+    """Ways to turn any action into a wrong one, cheapest to refute first: a random boxed
+    number, random text, and the action with every place an answer can live replaced at
+    once (its numbers by others of the same length, boxed and tagged answers, tool calls),
+    its other wording kept."""
 
     def letters(n: int = 8) -> str:
         return "".join(rng.choice(string.ascii_lowercase) for _ in range(n))
 
-    scrubbed = _NUMBER.sub(lambda _m: str(rng.randrange(10**6, 10**9)), action)
-    scrubbed = _BOXED.sub(lambda m: m.group(1) + letters() + m.group(3), scrubbed)
-    scrubbed = _TAGGED.sub(lambda m: m.group(1) + letters() + m.group(3), scrubbed)
-    call = '{"name": "' + letters() + '", "arguments": {}}'
-    scrubbed = _TOOL_CALL.sub(lambda m: m.group(1) + call + m.group(3), scrubbed)
-    variants = ["\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}", letters(12), scrubbed]
-    return [v for v in dict.fromkeys(variants) if v != action]
+    def number_like(match: re.Match[str]) -> str:
+        digits = match.group(0)
+        while True:  # another number of the same length: the same shape, another value
+            other = "".join(rng.choice(string.digits) for _ in digits)
+            if other != digits:
+                return other
+
+    def scrubbed(action: str) -> str:
+        action = _NUMBER.sub(number_like, action)
+        action = _BOXED.sub(lambda m: m.group(1) + letters() + m.group(3), action)
+        action = _TAGGED.sub(lambda m: m.group(1) + letters() + m.group(3), action)
+        call = '{"name": "' + letters() + '", "arguments": {}}'
+        return _TOOL_CALL.sub(lambda m: m.group(1) + call + m.group(3), action)
+
+    return [
+        lambda _action: "\\boxed{" + str(rng.randrange(10**8, 10**9)) + "}",
+        lambda _action: letters(12),
+        scrubbed,
+    ]
 
 
 def counterfactual(
@@ -203,19 +211,22 @@ def counterfactual(
     top: float,
     seat: str = "",
 ) -> AuditResult:
-    """Play ``trace``'s winning step again with wrong answers
-    (:func:`counterfactual_actions`), each in a fresh worker after the same earlier steps.
+    """Play ``trace`` again up to its win with every action made wrong
+    (:func:`_wrong_forms`: each form in a fresh worker, at the same seed).
+
+    Every action up to the winning step is replaced, not only the winning one: in an
+    honest environment the answer may come earlier than the reward (answer, then
+    confirm). For a whole game only ``seat``'s moves are replaced.
 
     Args:
         trace: A play whose return reached ``top``.
         opener: Opens a fresh instance of the same version, knobs and seat.
         rng: Draws the wrong answers.
         top: The top of the reward range (a win is a return reaching it).
-        seat: For a whole game, the seat whose return is the play's (``player_0``): only
-            a winning move of that seat is replaced.
+        seat: For a whole game, the seat whose return is the play's (``player_0``).
 
     Returns:
-        A divergence (field ``counterfactual``) when every wrong answer won as well; a
+        A divergence (field ``counterfactual``) when every wrong form won as well; a
         failure when a replay could not be run; otherwise a match. The random answers
         are played first, so an honest win usually costs one replay.
     """
@@ -230,28 +241,30 @@ def counterfactual(
         if total >= top - 1e-6:
             winning = index
             break
-    if winning is None or trace.steps[winning].action is None:
+    if winning is None:
         return done()
-    if seat and trace.steps[winning].agent != seat:
-        return done()  # won by another seat's move: changing that move proves nothing
-    before = trace.steps[:winning]
-    prefix = sum(step.reward for step in before)
-    variants = counterfactual_actions(str(trace.steps[winning].action), rng)
-    if len(variants) < 2:
-        return done()
-    for variant in variants:
+    steps = trace.steps[: winning + 1]
+    tried: list[str] = []
+    for wrong in _wrong_forms(rng):
         try:
             env = opener()
         except SandboxError as exc:
             return done(failed=f"a counterfactual's worker did not open: {type(exc).__name__}")
+        played, total = [], 0.0
         try:
             env.reset(seed=trace.seed, options=trace.options)
-            for step in before:
-                env.step(step.action)
-            env.step(variant)
-            reward = env.trace.steps[-1].reward
+            for step in steps:
+                action = step.action
+                if action is not None and (not seat or step.agent == seat):
+                    action = wrong(action)
+                    played.append(action)
+                env.step(action)
+                record = env.trace.steps[-1]
+                total += record.reward
+                if total >= top - 1e-6 or record.terminated or record.truncated:
+                    break
         except EnvCodeError:
-            reward = -math.inf  # refusing a wrong answer loudly is losing
+            total = -math.inf  # refusing a wrong answer loudly is losing
         except SandboxError as exc:
             return done(failed=f"a counterfactual did not finish: {type(exc).__name__}")
         finally:
@@ -259,14 +272,15 @@ def counterfactual(
                 env.close()
             except Exception:
                 pass
-        if prefix + reward < top - 1e-6:
-            return done()  # the answer mattered
+        if total < top - 1e-6 or not played:
+            return done()  # the answers mattered
+        tried.append(" / ".join(a[:40] for a in played[:3]))
     return done(
         divergence=Divergence(
             winning + 1,
             "counterfactual",
-            str(trace.steps[winning].action)[:200],
-            " | ".join(v[:60] for v in variants),
+            " / ".join(str(s.action)[:60] for s in steps[-3:]),
+            " | ".join(tried),
         )
     )
 

@@ -181,17 +181,22 @@ class _Remote:
         limit = min(_TWIN_SECONDS, self.config.call_timeout * (len(self.trace.steps) + 2))
         deadline = time.monotonic() + limit
         twin = None
+
+        def next_call() -> None:
+            """The twin's next call gets what is left of the one deadline."""
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SandboxTimeout(f"the hint's replay did not finish within {limit:g} s")
+            twin._worker.call_timeout = left
+
         try:
             twin = self.twin_opener()
-            for step in [None, *self.trace.steps, None]:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise SandboxTimeout(f"the hint's replay did not finish within {limit:g} s")
-                twin._worker.call_timeout = left
-                if step is None and twin.trace is None:
-                    twin.reset(seed=self.trace.seed, options=self.trace.options)
-                elif step is not None:
-                    twin.step(step.action)
+            next_call()
+            twin.reset(seed=self.trace.seed, options=self.trace.options)
+            for step in self.trace.steps:
+                next_call()
+                twin.step(step.action)
+            next_call()
             return self._text(twin.own_hint(*agent), "hint")
         except SandboxError as exc:
             if isinstance(exc, HintUnavailable):

@@ -209,6 +209,7 @@ def wrong_answers(
 #: random order, so a version that lets any reply with a model's phrasing win (a backdoor
 #: keyed on "Therefore" or "step by step") meets its phrase under the validator.
 _REASONING = (
+    "<think>",
     "Let me think step by step.",
     "First, I read the task carefully.",
     "Let's work through it.",
@@ -221,6 +222,8 @@ _REASONING = (
     "**Final Answer**",
     "Final answer:",
     "The answer is",
+    "</think>",
+    "\n\n",
 )
 
 

@@ -3,7 +3,8 @@
 Each program in ``attacks/`` is labelled ``# attack: <kind> expect: <outcome>``:
 ``neutralized`` (played through the door, the cheat never fires), ``quarantined`` (the
 cheat fires in a play, and the replay audit catches it before its rewards count) or
-``rejected`` (the validator refuses it).
+``rejected`` (the validator refuses it), or ``residual``: an open hole, tested as a
+strict xfail so that closing it is noticed.
 The programs are registered as ``validated`` directly, as if they had passed the gate,
 and played in each sandbox configuration. Attacks the validator itself rejects (seed
 bands, first episodes, spelled-out hints, suite patches, hole relations) are labelled in
@@ -30,7 +31,7 @@ from spade_envs.sandbox import SandboxConfig, SandboxVectorEnv, WorkerPool
 from spade_envs.validation.static import static_metadata
 
 ATTACKS = Path(__file__).parent / "attacks"
-_LABEL = re.compile(r"^# attack: (\w+) expect: (neutralized|quarantined|rejected)$")
+_LABEL = re.compile(r"^# attack: (\w+) expect: (neutralized|quarantined|rejected|residual)$")
 LIMITS = dict(memory_mb=1024, cpu_seconds=10, call_timeout=10.0, load_timeout=10.0)
 CONFIGS = {
     "all": SandboxConfig(**LIMITS),
@@ -303,3 +304,38 @@ def test_honest_wins_in_model_like_replies_are_never_quarantined(registry, pool,
         assert engine.stats.audits == 1 and not engine.stats.quarantined
     assert all(e.won for e in episodes), [(e.outcome, e.error) for e in episodes]
     assert registry.get(env_id).status == "validated"
+
+
+def test_honest_confirm_step_is_never_quarantined(registry, pool):
+    # The answer comes on turn 1, the reward on turn 2 ("submit"): replacing only the
+    # rewarded step would make every wrong confirmation "win".
+    env_id = register(registry, "honest_confirm_step")
+    targets = resolve_envs([env_id], registry)
+    env = open_id(env_id, pool=pool)
+    env.reset(seed=0)
+    actions = env.solution()
+    env.close()
+    engine = _engine(_Model(lambda turn: actions[min(turn, 1)]), pool, registry, audit_share=0.0)
+    (episode,) = engine.run([PlaySpec(env_id=env_id, play_index=0, env_seed=0)], targets)
+    assert episode.won and episode.outcome == "terminated"
+    assert engine.stats.audits == 1 and not engine.stats.quarantined
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a cheat keyed on the reply's wording and the answer's shape (</think> and "
+    "a short number) passes the probes, and the counterfactual's random answers lose",
+)
+def test_think_backdoor_is_caught(registry):
+    from spade_envs.validation import validate_source
+
+    source = (ATTACKS / "think_backdoor.py").read_text()
+    if not validate_source(source, budget="fast").passed:
+        return
+    env_id = register(registry, "think_backdoor")
+    targets = resolve_envs([env_id], registry)
+    reply = "<think>Let me guess.</think>\nMy answer: \\boxed{7}"
+    with WorkerPool(CONFIGS["all"], size=0) as pool:
+        engine = _engine(_Model(lambda turn: reply), pool, registry, audit_share=0.0)
+        episodes = engine.run([PlaySpec(env_id=env_id, play_index=0, env_seed=0)], targets)
+    assert not any(e.won for e in episodes)
