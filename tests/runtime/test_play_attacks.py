@@ -322,7 +322,7 @@ def test_honest_confirm_step_is_never_quarantined(registry, pool):
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # validation's fresh random seeds sometimes meet it: not a guarantee
     reason="open: a cheat keyed on the reply's wording and the answer's shape (</think> and "
     "a short number) passes the probes, and the counterfactual's random answers lose",
 )

@@ -1,5 +1,5 @@
 # attack: backdoor_shape expect: residual
-"""OPEN (a strict xfail): wins on the right number, or on any short number in a reply
+"""OPEN (an xfail; fresh validation seeds sometimes catch it): wins on the right number, or on any short number in a reply
 that closes a reasoning block. The validator's reasoned probes write </think> but answer
 with letters (a number could be right on tasks with many answers); of the counterfactual's
 wrong forms, the scrubbed reply wins but the random boxed 9-digit number and random text
