@@ -12,7 +12,9 @@ some inputs.
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 import time
 from typing import Any
 
@@ -55,11 +57,11 @@ LEX_BUDGET_S = 0.5
 MAX_HIGHLIGHT_CHARS = 200_000
 
 
-def _spans(source: str) -> list[tuple[int, int, str]]:
+def _spans(source: str) -> tuple[list[tuple[int, int, str]], bool]:
     """``(start offset, end offset, css class)`` of every highlighted token, in order (up
-    to where :data:`LEX_BUDGET_S` ran out)."""
+    to where :data:`LEX_BUDGET_S` ran out), and whether the lexer reached the end."""
     if len(source) > MAX_HIGHLIGHT_CHARS:
-        return []
+        return [], True
     # The thread's CPU clock is a system call (about a millisecond on some machines), so
     # it is read only once the cheap wall clock says the budget may be spent.
     wall_deadline = time.perf_counter() + LEX_BUDGET_S
@@ -70,10 +72,10 @@ def _spans(source: str) -> list[tuple[int, int, str]]:
     for count, (start, kind, text) in enumerate(lexer.get_tokens_unprocessed(copy)):
         if count % 64 == 0 and time.perf_counter() > wall_deadline:
             if time.thread_time() > deadline:
-                break  # the rest shows as plain text
+                return spans, False  # the rest shows as plain text
             wall_deadline = time.perf_counter() + LEX_BUDGET_S / 8
         if copy[start : start + len(text)] != text:
-            return []  # the lexer saw other text than ours: show it plain
+            return [], True  # the lexer saw other text than ours: show it plain
         cls = _css_class(kind)
         if not cls or not text:
             continue
@@ -81,22 +83,45 @@ def _spans(source: str) -> list[tuple[int, int, str]]:
             spans[-1] = (spans[-1][0], start + len(text), cls)  # one string, one span
         else:
             spans.append((start, start + len(text), cls))
-    return spans
+    return spans, True
 
 
-@functools.lru_cache(maxsize=256)
+#: Sources highlighted lately (versions are immutable): the last :data:`CACHED_SOURCES`.
+CACHED_SOURCES = 256
+_cache: collections.OrderedDict[str, Markup] = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def highlight_python(source: str) -> Markup:
     """``source`` as a ``<pre class="code">`` block with one ``<span class="line">`` per line.
 
-    Versions are immutable, so the last 256 sources highlighted are kept.
+    Versions are immutable, so the last :data:`CACHED_SOURCES` sources highlighted are
+    kept, but only when the lexer finished: a source cut short by the budget (a hostile
+    one, or a normal one that met a garbage-collection pause on a loaded server) is
+    lexed again on its next view.
     """
+    with _cache_lock:
+        found = _cache.get(source)
+        if found is not None:
+            _cache.move_to_end(source)
+            return found
+    markup, complete = _render(source)
+    if complete:
+        with _cache_lock:
+            _cache[source] = markup
+            while len(_cache) > CACHED_SOURCES:
+                _cache.popitem(last=False)
+    return markup
+
+
+def _render(source: str) -> tuple[Markup, bool]:
     lines = source.split("\n")
     starts = []
     offset = 0
     for line in lines:
         starts.append(offset)
         offset += len(line) + 1
-    spans = _spans(source)
+    spans, complete = _spans(source)
     out: list[str] = []
     span_i = 0
     for number, line in enumerate(lines, 1):
@@ -120,4 +145,4 @@ def highlight_python(source: str) -> Markup:
         if cursor < line_end:
             parts.append(esc(source[cursor:line_end]))
         out.append(f'<span class="line" id="L{number}">{"".join(parts)}</span>')
-    return Markup('<pre class="code"><code>' + "\n".join(out) + "</code></pre>")
+    return Markup('<pre class="code"><code>' + "\n".join(out) + "</code></pre>"), complete

@@ -183,6 +183,7 @@ class Vectors:
         self.exact_limit = EXACT_LIMIT
         self._clock = clock
         self._lock = threading.RLock()
+        self._publish_lock = threading.Lock()
         self._index: ExactIndex | None = None
         self._loaded = _Loaded(np.zeros(0, np.int64), np.zeros((0, 0), np.float32), 0, 0)
         self._checked = -math.inf
@@ -245,22 +246,26 @@ class Vectors:
             self._ensure_embedder()
             self._note_statuses()
             loaded = self._loaded
-            last, added = loaded.last_row, 0
+            last, blocks = loaded.last_row, []
             while True:
                 rows = self.registry.embeddings(self.model, after=last, limit=50_000)
                 if not rows:
                     break
                 keys = np.fromiter((k for _, k, _, _ in rows), np.int64, len(rows))
                 flat = np.frombuffer(b"".join(b for _, _, b, _ in rows), np.float32)
-                block = flat.reshape(len(rows), -1)
-                if self._index is None:
-                    self._index = ExactIndex(block.shape[1])
-                self._index.add(keys, block)  # a re-embedded version: the new vector wins
-                last, added = rows[-1][0], added + len(rows)
-            if not added:
+                blocks.append((keys, flat.reshape(len(rows), -1)))
+                last = rows[-1][0]
+            if not blocks:
                 return loaded
-            ids, matrix = self._index.view()  # type: ignore[union-attr]
-            self._loaded = _Loaded(ids, matrix, last, loaded.generation + 1)
+            # Readers see the index and the snapshot change together (a version found in
+            # the index is in the snapshot, so novelty "up to date" covers it).
+            with self._publish_lock:
+                for keys, block in blocks:
+                    if self._index is None:
+                        self._index = ExactIndex(block.shape[1])
+                    self._index.add(keys, block)  # a re-embedded version: the new vector wins
+                ids, matrix = self._index.view()  # type: ignore[union-attr]
+                self._loaded = _Loaded(ids, matrix, last, loaded.generation + 1)
             return self._loaded
 
     def _note_statuses(self) -> None:
@@ -411,10 +416,11 @@ class Vectors:
     def neighbours(self, key: int, k: int) -> list[tuple[int, float]] | None:
         """The ``k`` versions nearest to the stored version ``key`` (itself left out), or
         None when it has no stored vector."""
-        loaded = self.refresh()
-        index = self._index
-        if index is None or key not in index:
-            return None
+        self.refresh()
+        with self._publish_lock:
+            loaded, index = self._loaded, self._index
+            if index is None or key not in index:
+                return None
         cache_key = (loaded.generation, key, k)
         with self._neighbour_lock:
             found = self._neighbour_cache.get(cache_key)

@@ -52,3 +52,14 @@ def test_any_text_is_shown_exactly_and_never_as_markup(source):
     expected = source[:-1] if source.endswith("\n") else source
     assert plain(body(out)) == expected
     assert not re.search(r"<(?!/?(span|pre|code)\b)", out)
+
+
+def test_a_source_cut_short_by_the_budget_is_not_kept(monkeypatch):
+    from spade_envs.web import highlight
+
+    source = seed_source("NumberGuess") + "\n# cut short once\n"
+    monkeypatch.setattr(highlight, "LEX_BUDGET_S", -1.0)  # the budget is spent at once
+    cut = highlight_python(source)
+    assert '<span class="k">' not in cut and plain(body(cut)) == source.rstrip("\n")
+    monkeypatch.setattr(highlight, "LEX_BUDGET_S", 0.5)
+    assert '<span class="k">class</span>' in highlight_python(source)  # lexed again, whole
