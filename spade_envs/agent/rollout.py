@@ -30,11 +30,11 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core.wins import is_won
 from ..error import EnvContractError, SpadeError
 from ..llm.base import ChatModel, Completion
 from .config import RolloutConfig, RolloutStats
@@ -50,8 +50,6 @@ _log = logging.getLogger(__name__)
 
 
 _MAX_TURNS = 200
-#: A return this close to the top of the reward range is a win (float sums of rewards).
-_WIN_TOLERANCE = 1e-6
 
 
 def _turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) -> int | None:
@@ -75,6 +73,11 @@ class _Play:
         self.seat = ""  # the seat to act next
         self.tool_names: list[str] = []
         self.reward_top = 1.0
+        #: The environment's win rule (:mod:`spade_envs.core.wins`), the last reward and
+        #: whether the last step terminated, for scoring a win.
+        self.win_rule = "return"
+        self.last_reward: float | None = None
+        self.terminated = False
         self.done = False
         self.last_info: dict[str, Any] = {}
         # What a replay audit needs once the play is over: its record and a way to open
@@ -300,6 +303,7 @@ class RolloutEngine:
             trust_code=cfg.trust_code,
         )
         play.reward_top = reward_range_top(play.env)
+        play.win_rule = str(getattr(play.env, "win_rule", "return"))
         if play.selfplay:
             self._start_selfplay(play)
         else:
@@ -451,6 +455,7 @@ class RolloutEngine:
         turn.observation, turn.reward = observation, reward
         play.episode.seat_returns[""] = total
         play.episode.episode_return = total
+        play.last_reward, play.terminated = reward, bool(terminated)
         if terminated or truncated:
             # A win is scored, never claimed: info["success"] is not read.
             play.episode.won = self._won(play)
@@ -462,8 +467,17 @@ class RolloutEngine:
             play.messages().append({"role": "user", "content": str(observation)})
 
     def _won(self, play: _Play) -> bool:
-        top, total = play.reward_top, play.episode.episode_return
-        return math.isfinite(top) and math.isfinite(total) and total >= top - _WIN_TOLERANCE
+        if play.selfplay:  # a game's seat: its return against the range
+            rule, last = "return", None
+        else:
+            rule, last = play.win_rule, play.last_reward
+        return is_won(
+            rule,
+            total=play.episode.episode_return,
+            top=play.reward_top,
+            last_reward=last,
+            terminated=play.terminated,
+        )
 
     def _out_of_turns(self, play: _Play) -> bool:
         cap = min(self.config.max_turns or _MAX_TURNS, _MAX_TURNS)
@@ -517,7 +531,9 @@ class RolloutEngine:
             from ..runtime.audit import Recorded
 
             seat = str(env.possible_agents[0]) if play.selfplay and env.possible_agents else ""
-            self._audited[id(play.episode)] = Recorded(trace, reopen, play.reward_top, seat=seat)
+            self._audited[id(play.episode)] = Recorded(
+                trace, reopen, play.reward_top, seat=seat, win_rule=play.win_rule
+            )
         self._close(play)
         self.stats.env_seconds += time.perf_counter() - started
         self.stats.episodes += 1

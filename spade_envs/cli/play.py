@@ -19,6 +19,7 @@ from ..core.episodes import random_text
 from ..core.game_env import GameSeatEnv
 from ..core.terminal import terminal_safe
 from ..core.text_game import TextGame
+from ..core.wins import is_won
 from ..make import resolve
 from .envs import TRUST_HELP, is_file, read_source
 from .errors import SpadeCommand
@@ -145,7 +146,14 @@ def play(
         click.echo(f"[turn {turn}] reward {float(reward):g}")
         click.echo(terminal_safe(observation))
         if terminated or truncated:
-            verdict = "WON" if total >= env.reward_range[1] - 1e-9 else "not won"
+            won = is_won(
+                str(getattr(env, "win_rule", "return")),
+                total=total,
+                top=float(env.reward_range[1]),
+                last_reward=float(reward),
+                terminated=bool(terminated),
+            )
+            verdict = "WON" if won else "not won"
             why = "terminated" if terminated else "out of turns"
             click.secho(f"== episode over ({why}): return {total:g}, {verdict}", bold=True)
             return

@@ -1,11 +1,27 @@
 """Duck-typed environments: a class named ``*Env`` with ``reset``/``step``, as the SPADE code's
-designers write them, adapted to the :class:`TextEnv` protocol.
+designers write them (the ``spade`` dialect, :mod:`.dialect`), adapted to the
+:class:`TextEnv` protocol.
 
 The wrapped class may return ``obs`` or ``(obs, info)`` from ``reset(seed=None)`` and
 ``(obs, reward, done, info)`` or ``(obs, reward, terminated, truncated, info)`` from
-``step(action)``. Because such code often draws from the module-level ``random``,
-the adapter seeds it from the episode seed before ``reset`` and ``step``, so the
-same seed still gives the same episode.
+``step(action)``. It is played as SPADE plays it:
+
+- **seeds**: ``reset(seed=s)`` calls the game's ``reset(seed=s)`` with the same ``s``
+  (after seeding the module-level ``random`` with ``s``, which such code often draws
+  from), so episode ``s`` here is SPADE's episode ``s``. ``reset()`` without a seed
+  draws one from the adapter's generator; each step reseeds ``random`` from a stream
+  of that seed, so replaying an episode replays its draws;
+- **truncation** stays truncation (the game's flag, or ``max_turns``);
+- **rewards** are SPADE's: each step's within the class's ``reward_range`` (SPADE's
+  ``[-10, 10]`` by default); a win is SPADE's (``win_rule = "final_reward"``: the
+  episode terminates with a reward above zero);
+- **max_turns** as SPADE's loader sets it: the class's own, else its ``__init__``
+  default, else :data:`SPADE_MAX_TURNS`;
+- **solution()** may return a list of actions, the bare answer of a one-shot puzzle
+  (played as ``\\boxed{answer}``), or SPADE's prose tool-use form (``1. cd(path="a")
+  … ANSWER: x``, turned into tool calls by :func:`~.spade_tool.prose_actions`). A prose
+  solution not in that form raises :class:`UnprovenSolution`: the version is stored
+  ``unvalidated`` (unproven), not rejected for that alone.
 """
 
 from __future__ import annotations
@@ -14,9 +30,26 @@ import inspect
 import random
 
 from ..error import EnvContractError
+from .spade_tool import prose_actions
 from .text_env import StepResult, TextEnv
 
-__all__ = ["is_duck_env_class", "duck_env_class"]
+__all__ = [
+    "SPADE_MAX_TURNS",
+    "SPADE_REWARD_RANGE",
+    "UnprovenSolution",
+    "duck_env_class",
+    "is_duck_env_class",
+    "spade_max_turns",
+]
+
+#: ``max_turns`` of a game that declares none (SPADE's ToolUseBaseEnv default).
+SPADE_MAX_TURNS = 10
+#: Per-step rewards SPADE's loader accepts.
+SPADE_REWARD_RANGE = (-10.0, 10.0)
+
+
+class UnprovenSolution(EnvContractError):
+    """``solution()`` gave prose that is not in SPADE's numbered-call form."""
 
 
 def is_duck_env_class(obj: object) -> bool:
@@ -30,21 +63,47 @@ def is_duck_env_class(obj: object) -> bool:
     )
 
 
+def spade_max_turns(inner: type) -> int:
+    """The game's ``max_turns`` as SPADE's loader finds it: a class attribute, else the
+    ``__init__`` default, else :data:`SPADE_MAX_TURNS`."""
+    declared = getattr(inner, "max_turns", None)
+    if isinstance(declared, int) and not isinstance(declared, bool):
+        return declared
+    try:
+        parameter = inspect.signature(inner.__init__).parameters.get("max_turns")
+    except (TypeError, ValueError):
+        parameter = None
+    default = None if parameter is None else parameter.default
+    if isinstance(default, int) and not isinstance(default, bool):
+        return default
+    return SPADE_MAX_TURNS
+
+
 def duck_env_class(inner: type) -> type:
     """A :class:`TextEnv` subclass, named like ``inner``, that drives an ``inner`` instance."""
     accepts_seed = "seed" in inspect.signature(inner.reset).parameters
+    turns = spade_max_turns(inner)
 
     class Adapter(TextEnv):
         skill = str(getattr(inner, "skill", "general"))
         description = str(getattr(inner, "description", inner.__doc__ or ""))
-        max_turns = int(getattr(inner, "max_turns", 20))
-        reward_range = tuple(getattr(inner, "reward_range", (0.0, 1.0)))
+        max_turns = turns
+        reward_range = tuple(getattr(inner, "reward_range", SPADE_REWARD_RANGE))
+        win_rule = "final_reward"
+
+        def reset(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+            self._seed = seed
+            return super().reset(seed=seed, options=options)
 
         def _reset(self) -> str:
-            seed = self.rng.randrange(2**31)
+            seed = self._seed if self._seed is not None else self.rng.randrange(2**31)
             random.seed(seed)
             self._stream = random.Random(seed)
-            self.inner = inner()
+            self._truncated = False
+            try:
+                self.inner = inner(max_turns=turns)
+            except TypeError:
+                self.inner = inner()
             result = self.inner.reset(seed=seed) if accepts_seed else self.inner.reset()
             observation = result[0] if isinstance(result, tuple) else result
             if not isinstance(observation, str):
@@ -63,11 +122,15 @@ def duck_env_class(inner: type) -> type:
                     f"(obs, reward, terminated, truncated, info); got {result!r:.80}."
                 )
             if len(result) == 4:
-                observation, reward, done, info = result
+                observation, reward, terminated, info = result
             else:
                 observation, reward, terminated, truncated, info = result
-                done = terminated or truncated
-            return observation, reward, bool(done), info if isinstance(info, dict) else {}
+                # Truncation stays truncation: TextEnv asks _out_of_time() after the step.
+                self._truncated = bool(truncated) and not terminated
+            return observation, reward, bool(terminated), info if isinstance(info, dict) else {}
+
+        def _out_of_time(self) -> bool:
+            return self._truncated
 
         def hint(self) -> str:
             method = getattr(self.inner, "hint", None)
@@ -82,14 +145,30 @@ def duck_env_class(inner: type) -> type:
             answer = method()
             if isinstance(answer, list | tuple):
                 return [str(a) for a in answer]
-            # The SPADE code's solution() returns the bare answer of a one-shot puzzle;
-            # the action that submits it is that answer in \boxed{}.
             answer = str(answer)
-            if any(mark in answer for mark in ("\\boxed{", "<answer>", "<tool_call>")):
+            if any(mark in answer for mark in ("\\boxed{", "<tool_call>")) or (
+                answer.strip().startswith("<answer>")
+            ):
                 return [answer]
+            if "ANSWER:" in answer or _numbered(answer):
+                actions = prose_actions(answer)
+                if actions is None:
+                    raise UnprovenSolution(
+                        f"{inner.__name__}.solution() is prose not in SPADE's numbered-call "
+                        f'form (1. tool(arg="value") ... ANSWER: x): {answer[:120]!r}'
+                    )
+                return actions
+            # The SPADE code's solution() returns the bare answer of a one-shot puzzle;
+            # the action that submits it is that answer in \\boxed{}.
             return [f"\\boxed{{{answer}}}"]
 
     Adapter.__name__ = Adapter.__qualname__ = inner.__name__
     Adapter.__module__ = inner.__module__
     Adapter.wrapped = inner
     return Adapter
+
+
+def _numbered(text: str) -> bool:
+    """Whether ``text`` starts like SPADE's numbered prose (``1. tool(...)``)."""
+    stripped = text.lstrip()
+    return stripped[:2] == "1." and "(" in stripped

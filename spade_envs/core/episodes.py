@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .spaces import UnicodeText
+from .wins import is_won
 
 __all__ = ["Transition", "Episode", "play_episode", "scripted", "repeated", "random_text"]
 
@@ -39,6 +40,7 @@ class Episode:
     first_observation: str
     transitions: list[Transition] = field(default_factory=list)
     reward_range: tuple[float, float] = (0.0, 1.0)
+    win_rule: str = "return"
 
     @property
     def total_reward(self) -> float:
@@ -52,8 +54,15 @@ class Episode:
 
     @property
     def won(self) -> bool:
-        """Whether the return reached the top of the reward range."""
-        return self.total_reward >= self.reward_range[1] - 1e-9
+        """Whether the episode is won under its environment's rule (see :mod:`.wins`)."""
+        last = self.transitions[-1] if self.transitions else None
+        return is_won(
+            self.win_rule,
+            total=self.total_reward,
+            top=self.reward_range[1],
+            last_reward=None if last is None else last.reward,
+            terminated=bool(last and last.terminated),
+        )
 
     def trace(self) -> list[tuple[Any, ...]]:
         """A comparable summary, for determinism checks."""
@@ -106,6 +115,7 @@ def play_episode(
         seed=seed,
         first_observation=observation,
         reward_range=tuple(getattr(env, "reward_range", (0.0, 1.0))),
+        win_rule=str(getattr(env, "win_rule", "return")),
     )
     for turn in range(limit):
         action = policy(observation, turn)

@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 from ..error import EnvLoadError
+from .dialect import Dialect, detect_dialect, prepare_namespace
 from .text_env import TextEnv
 from .text_game import TextGame
 
@@ -50,8 +51,11 @@ def is_abstract_base(cls: type) -> bool:
     )
 
 
-def find_env_class(module: types.ModuleType) -> type:
+def find_env_class(module: types.ModuleType, dialect: Dialect = Dialect.NATIVE) -> type:
     """The one environment class a module defines (imported ones do not count).
+
+    In the ``spade`` dialect a module without a protocol class gives its *first* class
+    named ``*Env`` (as SPADE's loader takes it), adapted by :func:`.duck.duck_env_class`.
 
     Raises:
         EnvLoadError: The module defines no environment class, or more than one.
@@ -69,6 +73,8 @@ def find_env_class(module: types.ModuleType) -> type:
         if not (is_abstract_base(c) and any(c is not o and issubclass(o, c) for o in found))
     ]
     where = getattr(module, "__file__", None) or module.__name__
+    if not found and dialect is Dialect.SPADE:
+        return _first_spade_class(module, where)
     if not found:
         from .duck import duck_env_class, is_duck_env_class
 
@@ -90,6 +96,31 @@ def find_env_class(module: types.ModuleType) -> type:
             "put each environment in its own module."
         )
     return found[0]
+
+
+def _first_spade_class(module: types.ModuleType, where: str) -> type:
+    from .dialect import spade_env_classes
+    from .duck import duck_env_class, is_duck_env_class
+
+    defined = [
+        name
+        for name, obj in vars(module).items()
+        if isinstance(obj, type) and obj.__module__ == module.__name__
+    ]
+    names = spade_env_classes(defined)
+    if not names:
+        raise EnvLoadError(
+            f"{where} defines no class named *Env (SPADE's loader takes the first one) and "
+            "no subclass of spade_envs.TextEnv, ToolEnv or TextGame."
+        )
+    first = getattr(module, names[0])
+    if not is_duck_env_class(first):
+        missing = [m for m in ("reset", "step") if not callable(getattr(first, m, None))]
+        raise EnvLoadError(
+            f"{where}: the game class {names[0]} (SPADE's loader takes the first *Env class) "
+            f"is missing required method: {', '.join(missing) or 'reset/step'}."
+        )
+    return duck_env_class(first)
 
 
 def load_env_class(source: str, *, filename: str = "<env>") -> type:
@@ -114,6 +145,7 @@ def load_env_class(source: str, *, filename: str = "<env>") -> type:
                 f"{filename} does not parse: {exc.msg} (line {exc.lineno})."
             ) from exc
         sys.modules[name] = module
+        prepare_namespace(module.__dict__, source)
         try:
             exec(code, module.__dict__)
         except Exception as exc:
@@ -121,7 +153,7 @@ def load_env_class(source: str, *, filename: str = "<env>") -> type:
             raise EnvLoadError(
                 f"{filename} raised {type(exc).__name__} while loading: {exc}"
             ) from exc
-    cls = find_env_class(module)
+    cls = find_env_class(module, detect_dialect(source))
     if len(_LOADED) < 4096:  # a bound, so a designer loop cannot grow it without end
         _LOADED[source] = cls
     return cls

@@ -39,6 +39,7 @@ class EnvMetadata:
         parents: Names of environments this one was derived from.
         tools: Tool names, for tool environments.
         players: Number of seats, for games.
+        win_rule: When an episode counts as won (:data:`~spade_envs.core.wins.WIN_RULES`).
     """
 
     name: str
@@ -52,6 +53,7 @@ class EnvMetadata:
     parents: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     players: int = 1
+    win_rule: str = "return"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -93,6 +95,7 @@ def describe(cls: type, *, origin: str = "seed", parents: tuple[str, ...] = ()) 
         parents=tuple(parents),
         tools=tools,
         players=int(getattr(cls, "num_players", 1)) if kind == "game" else 1,
+        win_rule=str(getattr(cls, "win_rule", "return")),
     )
 
 

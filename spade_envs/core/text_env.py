@@ -43,6 +43,7 @@ import gymnasium as gym
 from ..error import EnvContractError
 from .metadata import apply_knobs
 from .spaces import DEFAULT_ACTION_LENGTH, UnicodeText
+from .wins import is_won
 
 __all__ = ["TextEnv", "StepResult", "clip_text", "TRUNCATION_MARK"]
 
@@ -82,6 +83,9 @@ class TextEnv(gym.Env[str, str]):
     max_turns: ClassVar[int] = 1
     reward_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
     knobs: ClassVar[dict[str, Any]] = {}
+    #: When an episode is won (:data:`~spade_envs.core.wins.WIN_RULES`): our protocol's
+    #: ``return``; SPADE-dialect games use SPADE's ``final_reward``.
+    win_rule: ClassVar[str] = "return"
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
 
     #: Longest observation the environment may return; longer ones are clipped (and the
@@ -181,8 +185,15 @@ class TextEnv(gym.Env[str, str]):
     # ----- helpers --------------------------------------------------------------------------
     @property
     def won(self) -> bool:
-        """Whether the current episode's return has reached the maximum."""
-        return self.episode_return >= self.reward_range[1] - 1e-9
+        """Whether the current episode is won under :attr:`win_rule`."""
+        terminated = self._ended is not None and self._ended[0]
+        return is_won(
+            self.win_rule,
+            total=self.episode_return,
+            top=self.reward_range[1],
+            last_reward=self._last_reward if self.turn else None,
+            terminated=terminated,
+        )
 
     def _out_of_time(self) -> bool:
         """Whether the episode must be truncated now although turns remain (default: no)."""

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ..core.wins import is_won
 from ..error import EnvCodeError, SandboxError
 from ..sandbox.trace import EpisodeTrace
 
@@ -210,6 +211,7 @@ def counterfactual(
     rng: random.Random,
     top: float,
     seat: str = "",
+    win_rule: str = "return",
 ) -> AuditResult:
     """Play ``trace`` again up to its win with every action made wrong
     (:func:`_wrong_forms`: each form in a fresh worker, at the same seed).
@@ -224,6 +226,7 @@ def counterfactual(
         rng: Draws the wrong answers.
         top: The top of the reward range (a win is a return reaching it).
         seat: For a whole game, the seat whose return is the play's (``player_0``).
+        win_rule: The environment's win rule (:mod:`spade_envs.core.wins`).
 
     Returns:
         A divergence (field ``counterfactual``) when every wrong form won as well; a
@@ -235,10 +238,19 @@ def counterfactual(
     def done(**kwargs: Any) -> AuditResult:
         return AuditResult(seconds=time.perf_counter() - started, **kwargs)
 
+    def won(total: float, record: Any) -> bool:
+        return is_won(
+            win_rule,
+            total=total,
+            top=top,
+            last_reward=record.reward,
+            terminated=bool(record.terminated),
+        )
+
     total, winning = 0.0, None
     for index, step in enumerate(trace.steps):
         total += step.reward
-        if total >= top - 1e-6:
+        if won(total, step):
             winning = index
             break
     if winning is None:
@@ -250,7 +262,7 @@ def counterfactual(
             env = opener()
         except SandboxError as exc:
             return done(failed=f"a counterfactual's worker did not open: {type(exc).__name__}")
-        played, total = [], 0.0
+        played, total, wins = [], 0.0, False
         try:
             env.reset(seed=trace.seed, options=trace.options)
             for step in steps:
@@ -261,10 +273,11 @@ def counterfactual(
                 env.step(action)
                 record = env.trace.steps[-1]
                 total += record.reward
-                if total >= top - 1e-6 or record.terminated or record.truncated:
+                wins = won(total, record)
+                if wins or record.terminated or record.truncated:
                     break
         except EnvCodeError:
-            total = -math.inf  # refusing a wrong answer loudly is losing
+            wins = False  # refusing a wrong answer loudly is losing
         except SandboxError as exc:
             return done(failed=f"a counterfactual did not finish: {type(exc).__name__}")
         finally:
@@ -272,7 +285,7 @@ def counterfactual(
                 env.close()
             except Exception:
                 pass
-        if total < top - 1e-6 or not played:
+        if not wins or not played:
             return done()  # the answers mattered
         tried.append(" / ".join(a[:40] for a in played[:3]))
     return done(
@@ -324,6 +337,7 @@ class Recorded:
     reopen: Callable[[], Any]
     top: float
     seat: str = ""  # a whole game (self-play): the seat whose return is the play's
+    win_rule: str = "return"  # the environment's (spade_envs.core.wins)
 
 
 @dataclass
@@ -383,7 +397,9 @@ def audit_plays(
         result = replay(record.trace, record.reopen)
         confirmed = result.divergence is None and not result.failed
         if confirmed and episode.won and plan.counterfactuals:
-            result = counterfactual(record.trace, record.reopen, rng, record.top, record.seat)
+            result = counterfactual(
+                record.trace, record.reopen, rng, record.top, record.seat, record.win_rule
+            )
         report.audits += 1
         if result.failed:
             report.failures += 1

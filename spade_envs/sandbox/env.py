@@ -17,6 +17,7 @@ import gymnasium as gym
 from pettingzoo import AECEnv
 
 from ..core.spaces import DEFAULT_ACTION_LENGTH, TextObservation, UnicodeText
+from ..core.wins import WIN_RULES
 from ..error import (
     EnvCodeError,
     HintUnavailable,
@@ -93,6 +94,8 @@ def checked_metadata(meta: Any) -> dict[str, Any]:
     _expect(low <= high, "load", f"a reward_range with low > high ({low:g}, {high:g})")
     knobs = meta.get("knobs", {})
     _expect(isinstance(knobs, dict), "load", "knobs that are not a dict")
+    win_rule = meta.get("win_rule", "return")
+    _expect(win_rule in WIN_RULES, "load", f"a win_rule that is not one of {WIN_RULES}")
     for key in ("possible_agents", "render_modes", "tool_schemas"):
         value = meta.get(key, [])
         _expect(isinstance(value, list), "load", f"{key} that is not a list")
@@ -106,7 +109,7 @@ def checked_metadata(meta: Any) -> dict[str, Any]:
         "load",
         "tool schemas that are not all objects",
     )
-    return {**meta, "max_turns": max_turns, "reward_range": (low, high)}
+    return {**meta, "max_turns": max_turns, "reward_range": (low, high), "win_rule": win_rule}
 
 
 class _Remote:
@@ -129,6 +132,7 @@ class _Remote:
         self.description = meta.get("description", "")
         self.max_turns = meta["max_turns"]
         self.reward_range = meta["reward_range"]
+        self.win_rule = meta["win_rule"]
         self.knobs = dict(meta.get("knobs", {}))
 
     def _reward(self, value: Any, op: str) -> float:

@@ -129,6 +129,7 @@ class _Host:
         code: str | None = None,
         copies: int = 1,
     ) -> dict[str, Any]:
+        from spade_envs.core.dialect import prepare_namespace
         from spade_envs.core.game_env import GameSeatEnv
         from spade_envs.core.loader import find_env_class
         from spade_envs.core.metadata import describe
@@ -147,8 +148,11 @@ class _Host:
         module = types.ModuleType(name)
         module.__file__ = MODULE_FILENAME  # the same whoever loads it
         sys.modules[name] = module
+        # A SPADE-dialect module finds the names SPADE's loader predefines (only modules
+        # it could import anyway) and ToolUseBaseEnv.
+        dialect = prepare_namespace(module.__dict__, source)
         exec(compiled, module.__dict__)
-        cls = find_env_class(module)
+        cls = find_env_class(module, dialect)
         meta = describe(cls).to_dict()
         self.cls, self.knobs = cls, dict(knobs)
         agents: list[str] = []

@@ -126,7 +126,8 @@ def _top(env: Any) -> float:
 
 
 def _won(episode: Episode, env: Any) -> bool:
-    return episode.total_reward >= _top(env) - 1e-6
+    # The episode carries the env's win rule (play_episode copies it from the env).
+    return episode.won
 
 
 def _play(env: Any, policy: Any, seed: int, what: str) -> Episode:
@@ -204,19 +205,26 @@ def check_gym_api(subject: Subject, budget: Budget, seeds: list[int]) -> None:
 # ----- fuzz ---------------------------------------------------------------------------------
 def check_fuzz(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
     try:
-        stats = probe_episodes(subject.env, budget, seeds)
+        stats = probe_episodes(subject.env, budget, seeds, use_solution=subject.has_solution)
         # Shrinking a failure found may use the check's time only until a third is left.
         shrink_until = subject.deadline - budget.check_timeout / 3
-        stats.update(fuzz_env(subject.env, budget, shrink_until=shrink_until))
+        stats.update(
+            fuzz_env(
+                subject.env,
+                budget,
+                shrink_until=shrink_until,
+                use_solution=subject.has_solution,
+            )
+        )
     except (FuzzFailure, ProbeFailure) as exc:
         raise CheckFailed(str(exc)) from exc
     return stats
 
 
 # ----- determinism --------------------------------------------------------------------------
-def _mixed_actions(env: Any, seed: int) -> list[str]:
+def _mixed_actions(env: Any, seed: int, has_solution: bool = True) -> list[str]:
     _call("reset()", env.reset, seed=seed)
-    solution = _call("solution()", env.solution)
+    solution = _call("solution()", env.solution) if has_solution else []
     junk = ["", "??", "\\boxed{7}", "hello world"]
     actions = [a for i, s in enumerate(solution or []) for a in (junk[i % 4], s)]
     return (actions + junk * env.max_turns)[: env.max_turns + 1]
@@ -234,7 +242,7 @@ def _trace(env: Any, seed: int, actions: list[str], with_hint: bool) -> list[Any
 def check_determinism(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, Any]:
     first = subject.env()
     for seed in seeds[: budget.determinism_episodes]:
-        actions = _mixed_actions(first, seed)
+        actions = _mixed_actions(first, seed, subject.has_solution)
         a = _trace(first, seed, actions, subject.has_hint)
         others = {
             "the same instance": lambda: first,
@@ -407,8 +415,9 @@ def check_info(subject: Subject, budget: Budget, seeds: list[int]) -> dict[str, 
     rewards, and an environment whose info says otherwise is lying to whoever reads it."""
     env = subject.env()
     for seed in seeds[:3]:
-        solution = _solution_of(env, seed)
-        _play(env, solution, seed, "playing solution()")
+        if subject.has_solution:
+            solution = _solution_of(env, seed)
+            _play(env, solution, seed, "playing solution()")
         _play(env, repeated(""), seed, "playing the empty action")
     if subject.info_lie:
         raise CheckFailed(subject.info_lie)

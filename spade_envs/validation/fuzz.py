@@ -198,15 +198,20 @@ class _Checker:
 
 
 def probe_episodes(
-    make_env: Callable[[], Any], budget: Budget, seeds: list[int] | None = None
+    make_env: Callable[[], Any],
+    budget: Budget,
+    seeds: list[int] | None = None,
+    *,
+    use_solution: bool = True,
 ) -> dict[str, Any]:
-    """Play whole episodes of odd actions mixed with solution actions on several seeds."""
+    """Play whole episodes of odd actions mixed with solution actions on several seeds
+    (odd actions alone when ``use_solution`` is False: the env defines no solution)."""
     steps = 0
     for seed in (seeds or list(range(budget.probe_episodes)))[: budget.probe_episodes]:
         env = make_env()
         checker = _Checker(env, budget, ProbeFailure)
         checker.reset(seed)
-        solution = checker._named_call("solution()", env.solution)
+        solution = checker._named_call("solution()", env.solution) if use_solution else []
         plan = [a for pair in zip(_ODD_ACTIONS, (solution or []) * 40) for a in pair]
         plan = plan + _ODD_ACTIONS * (env.max_turns // len(_ODD_ACTIONS) + 2)
         for action in plan[(seed * 3) % 7 :]:
@@ -218,7 +223,11 @@ def probe_episodes(
 
 
 def fuzz_env(
-    make_env: Callable[[], Any], budget: Budget, *, shrink_until: float | None = None
+    make_env: Callable[[], Any],
+    budget: Budget,
+    *,
+    shrink_until: float | None = None,
+    use_solution: bool = True,
 ) -> dict[str, Any]:
     """Run the Hypothesis state machine; raise :class:`FuzzFailure` with the minimal failure.
 
@@ -242,7 +251,7 @@ def fuzz_env(
 
     probe = make_env()
     solution_actions: list[str] = []
-    for seed in range(3):
+    for seed in range(3 if use_solution else 0):
         try:
             probe.reset(seed=seed)
             solution_actions += [a for a in probe.solution() if isinstance(a, str)]

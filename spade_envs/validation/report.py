@@ -55,6 +55,12 @@ class ValidationReport:
         source_sha256: Identity of the source that was checked.
         validator_version: :data:`VALIDATOR_VERSION` at validation time.
         timings: Seconds spent per phase (``static``, ``sandbox_start``, ``checks``, ``total``).
+        unproven: Why no win could be shown possible, when every check that ran passed but
+            those that need a solution could not run (a SPADE-dialect game without
+            ``solution()``, or with prose not in SPADE's numbered-call form); then
+            ``passed`` is False, nothing failed, and the version is stored
+            ``unvalidated`` (see :meth:`verdict`).
+        dialect: The dialect the source was read as (``native`` or ``spade``).
     """
 
     passed: bool
@@ -65,6 +71,8 @@ class ValidationReport:
     source_sha256: str = ""
     validator_version: str = VALIDATOR_VERSION
     timings: dict[str, float] = field(default_factory=dict)
+    unproven: str = ""
+    dialect: str = "native"
 
     @property
     def failures(self) -> list[CheckResult]:
@@ -79,6 +87,15 @@ class ValidationReport:
             f"This report has no check {name!r}; it has: {', '.join(c.name for c in self.checks)}."
         )
 
+    def verdict(self) -> str:
+        """The status a version with this report gets: ``validated``, ``rejected``, or
+        ``unvalidated`` when it is unproven and nothing failed."""
+        if self.passed:
+            return "validated"
+        if self.unproven and not self.failures:
+            return "unvalidated"
+        return "rejected"
+
     def feedback(self) -> str:
         """The failures as short lines, for a repair prompt."""
         if self.passed:
@@ -87,15 +104,20 @@ class ValidationReport:
 
     def summary(self) -> str:
         """A human-readable table of every check."""
-        verdict = "VALID" if self.passed else "REJECTED"
+        verdict = {"validated": "VALID", "unvalidated": "UNPROVEN"}.get(self.verdict(), "REJECTED")
+        dialect = "" if self.dialect == "native" else f" dialect={self.dialect}"
         lines = [
             f"{verdict}: {self.env_name or '(no environment class)'} "
-            f"[{self.kind or '?'}] budget={self.budget}"
+            f"[{self.kind or '?'}] budget={self.budget}{dialect}"
         ]
+        if self.unproven:
+            lines.append(f"  unproven: {self.unproven}")
         for c in self.checks:
             mark = "skip" if c.skipped else ("ok" if c.passed else "FAIL")
             reason = f"  {c.reason}" if c.reason else ""
             lines.append(f"  {mark:<4} {c.name:<16} {c.seconds * 1000:8.1f} ms{reason}")
+            if c.details.get("notice"):
+                lines.append(f"       note: {c.details['notice']}")
         total = self.timings.get("total")
         if total is not None:
             waited = self.timings.get("sandbox_start", 0.0)
@@ -111,7 +133,8 @@ class ValidationReport:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ValidationReport:
         checks = [CheckResult(**c) for c in data.get("checks", [])]
-        return cls(**{**data, "checks": checks})
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in {**data, "checks": checks}.items() if k in known})
 
     @classmethod
     def from_json(cls, text: str) -> ValidationReport:

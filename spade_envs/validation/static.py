@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import ast
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core.dialect import (
+    PARSE_LOCK,
+    UNAVAILABLE_PREDEFINED,
+    Dialect,
+    dialect_of_tree,
+    spade_env_classes,
+)
 from .budget import Budget
 from .report import CheckResult
 
@@ -50,9 +56,9 @@ _ESCAPE_ATTRIBUTES = frozenset(
 # CPython 3.11's parser keeps per-interpreter recursion bookkeeping that concurrent
 # ast.parse calls from threads can corrupt ("AST constructor recursion depth mismatch");
 # validate_many validates from a thread pool, so parsing is serialised (it is cheap).
-_PARSE_LOCK = threading.Lock()
-#: The same lock for other modules that parse Python from threads (the browser's cards).
-PARSE_LOCK = _PARSE_LOCK
+# One lock for every parse of environment source (core.dialect's; the browser's cards
+# take it as PARSE_LOCK from here).
+_PARSE_LOCK = PARSE_LOCK
 _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
 # Suite adapters: text environments whose hooks come from the base; a suite offers no
 # hint unless the module defines one.
@@ -64,6 +70,8 @@ _SUITE_ATTRIBUTES = frozenset(
     """skill description suite_version task level module dataset_class config_class config
     env_class parameters""".split()
 )
+#: What SPADE's ToolUseBaseEnv gives a subclass (its reset and solution only raise).
+_TOOL_BASE_METHODS = frozenset({"step", "get_tools", "execute_tool", "_check_answer"})
 _REQUIRED = {
     "text": [("_reset", "reset"), ("_step", "step"), ("hint",), ("solution",)],
     "tool": [("_reset", "reset"), ("hint",), ("solution",)],
@@ -83,6 +91,14 @@ class StaticInfo:
     description: str = ""
     imports: list[str] = field(default_factory=list)
     has_hint: bool = False
+    #: The class defines ``solution()`` (a SPADE-dialect game may not: it is then unproven).
+    has_solution: bool = True
+    #: The dialect the source is read as (:class:`~spade_envs.core.dialect.Dialect`).
+    dialect: str = "native"
+    #: Something the author should know that rejects nothing (other ``*Env`` classes).
+    notice: str = ""
+    #: Set by the validator: why the checks that need a solution could not run.
+    unproven: str = ""
     #: A suite task the importer wrote (no hint by design; see ``suite_import``).
     suite_task: bool = False
 
@@ -131,7 +147,10 @@ def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
         found.update(
             n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
-        stack.extend(_base_name(b) for b in node.bases)
+        bases = [_base_name(b) for b in node.bases]
+        if "ToolUseBaseEnv" in bases and "ToolUseBaseEnv" not in classes:
+            found.update(_TOOL_BASE_METHODS)  # SPADE's base, given to the SPADE dialect
+        stack.extend(bases)
     return found
 
 
@@ -295,23 +314,29 @@ def _env_class(tree: ast.Module, info: StaticInfo, suite_import: bool = False) -
     used_as_base = {_base_name(b) for n in kinds for b in classes[n].bases}
     concrete = [n for n in kinds if n not in used_as_base or not _abstract(classes[n])]
     if not concrete:
-        duck = [
-            n
-            for n, node in classes.items()
-            if n.endswith("Env") and {"reset", "step"} <= _methods(n, classes)
-        ]
-        if len(duck) == 1:
-            concrete, kinds = duck, {duck[0]: "duck"}
-        elif len(duck) > 1:
+        # The SPADE dialect: the first class named *Env is the game, as SPADE's loader
+        # takes it; the others are named in a notice.
+        candidates = spade_env_classes(list(classes))
+        if not candidates:
             return (
-                f"found {len(duck)} duck-typed environment classes ({', '.join(duck)}); "
-                "define exactly one"
+                "no environment class. Our dialect: one subclass of spade_envs.TextEnv, "
+                "ToolEnv or TextGame with hint() and solution(). SPADE's dialect: a class "
+                "named *Env with reset(seed=None) and step(action) returning (observation, "
+                "reward, terminated, truncated, info), or a subclass of ToolUseBaseEnv"
             )
-        else:
+        first = candidates[0]
+        missing = [m for m in ("reset", "step") if m not in _methods(first, classes)]
+        if missing:
             return (
-                "no environment class: define one subclass of spade_envs.TextEnv, ToolEnv "
-                "or TextGame (or a class named *Env with reset() and step())"
+                f"{first} is the game class (SPADE's loader takes the first class named *Env) "
+                f"but it is missing required method: {', '.join(missing)}"
             )
+        if len(candidates) > 1:
+            info.notice = (
+                f"{first} is the environment (the first class named *Env, as SPADE's loader "
+                f"takes it); also defined: {', '.join(candidates[1:])}"
+            )
+        concrete, kinds = [first], {first: "duck"}
     if len(concrete) > 1:
         return (
             f"found {len(concrete)} environment classes ({', '.join(sorted(concrete))}); "
@@ -325,9 +350,10 @@ def _env_class(tree: ast.Module, info: StaticInfo, suite_import: bool = False) -
         if isinstance(value, str):
             setattr(info, attribute, " ".join(value.split()))
     methods = _methods(name, classes)
-    # Protocol classes must define hint(); a SPADE-format (duck) class may not have one,
-    # nor a suite task.
+    # Protocol classes must define hint() and solution(); a SPADE-dialect (duck) class
+    # may define neither (it is then unproven), nor does a suite task define a hint.
     info.has_hint = info.kind != "duck" or "hint" in methods
+    info.has_solution = info.kind != "duck" or "solution" in methods
     if suite_import and _importer_shape(tree, name):
         info.has_hint = False
         info.suite_task = True
@@ -412,6 +438,37 @@ def _import_problems(tree: ast.Module, allowed: frozenset[str], info: StaticInfo
     return problems
 
 
+def _unavailable_predefined(tree: ast.Module) -> list[str]:
+    """Uses of names SPADE's loader predefines but this one does not (numpy), when the
+    module never binds them itself."""
+    bound = {
+        (a.asname or a.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    }
+    bound |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    problems = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in UNAVAILABLE_PREDEFINED
+            and node.id not in bound
+            and isinstance(node.ctx, ast.Load)
+        ):
+            problems.append(
+                f"line {node.lineno}: {node.id} is used without an import; SPADE's loader "
+                f"predefines it, but {UNAVAILABLE_PREDEFINED[node.id]} (use random, math "
+                "or statistics)"
+            )
+            break
+    return problems
+
+
 def _input_calls(tree: ast.Module) -> list[int]:
     return [
         node.lineno
@@ -480,6 +537,7 @@ def static_checks(
     record("syntax", start)
 
     start = time.perf_counter()
+    info.dialect = dialect_of_tree(tree).value
     class_reason = _env_class(tree, info, suite_import)
     size_reason = ""
     if info.max_turns is not None and not 1 <= info.max_turns <= budget.max_turns_limit:
@@ -491,9 +549,14 @@ def static_checks(
     record("env_class", start, class_reason)
     if info.suite_task:  # the report says why no hint check applies
         results[-1].details = {"suite_task": True, "origin": "suite importer"}
+    results[-1].details["dialect"] = info.dialect
+    if info.notice:
+        results[-1].details["notice"] = info.notice
 
     start = time.perf_counter()
     problems = _import_problems(tree, allowed, info)
+    if info.dialect == Dialect.SPADE.value:
+        problems += _unavailable_predefined(tree)
     reason = ""
     if problems:
         reason = (

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core.wins import is_won
 from ..error import SandboxError, SandboxTimeout
 from ..sandbox import SandboxConfig, SandboxedEnv, SandboxedGame
 from ..sandbox.process import Worker
@@ -29,7 +30,9 @@ __all__ = ["CheckFailed", "Subject", "TooSlow"]
 
 
 #: Load metadata every worker of one validation must agree on.
-_SAME_IN_EVERY_WORKER = ("name", "kind", "max_turns", "reward_range", "knobs", "possible_agents")
+_SAME_IN_EVERY_WORKER = (
+    "name", "kind", "max_turns", "reward_range", "win_rule", "knobs", "possible_agents",
+)  # fmt: skip
 
 
 class CheckFailed(Exception):
@@ -66,6 +69,9 @@ class Subject:
         self.budget = budget
         self.is_game = is_game
         self.has_hint = has_hint
+        #: The class defines solution() (the validator sets this; without one, the
+        #: checks that need it are skipped and the version is unproven).
+        self.has_solution = True
         self.meta: dict[str, Any] = {}
         self._workers: dict[str, Worker] = {}
         self._deadline = float("inf")
@@ -209,10 +215,10 @@ class Subject:
             )
         return result
 
-    def episode_ended(self, episode_return: float, top: float, info: dict[str, Any]) -> None:
-        """Compare what ``info`` says of the episode with its rewards (every episode played)."""
+    def episode_ended(self, episode_return: float, won: bool, info: dict[str, Any]) -> None:
+        """Compare what ``info`` says of the episode with its rewards (every episode played):
+        ``won`` is the verdict of the env's win rule on them."""
         claimed = info.get("success")
-        won = episode_return >= top - 1e-6
         if claimed is not None and bool(claimed) != won and not self.info_lie:
             self.info_lie = (
                 f"an episode of the {self._check} check returned {episode_return:g} but its "
@@ -239,6 +245,7 @@ class Guarded:
         self.clean = clean
         self.max_turns = proxy.max_turns
         self.reward_range = proxy.reward_range
+        self.win_rule = proxy.win_rule
         self.last_info: dict[str, Any] = {}
         self._return = 0.0
 
@@ -261,7 +268,14 @@ class Guarded:
         self.last_info = result[4]
         self._return += result[1]
         if result[2] or result[3]:
-            self.subject.episode_ended(self._return, self.reward_range[1], result[4])
+            won = is_won(
+                self.proxy.win_rule,
+                total=self._return,
+                top=self.reward_range[1],
+                last_reward=float(result[1]),
+                terminated=bool(result[2]),
+            )
+            self.subject.episode_ended(self._return, won, result[4])
         return result
 
     def hint(self) -> str:

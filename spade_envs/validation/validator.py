@@ -149,10 +149,14 @@ class Validator:
             checks += self._dynamic(source, filename, info, timings)
         timings["total"] = time.perf_counter() - started
         timings["checks"] = timings["total"] - timings["static"] - timings["sandbox_start"]
+        unproven = info.unproven
         return ValidationReport(
-            passed=all(
+            passed=not unproven
+            and all(
                 c.passed or (not self.static_gate and c.name in _FILTER_CHECKS) for c in checks
             ),
+            unproven=unproven,
+            dialect=info.dialect,
             checks=checks,
             env_name=info.env_name,
             kind=info.kind,
@@ -219,6 +223,9 @@ class Validator:
             has_hint=info.has_hint,
         )
         subject.adopt(worker, meta)
+        subject.has_solution = info.has_solution
+        unproven = "" if info.has_solution else NO_SOLUTION
+        info.unproven = unproven
         seeds = check_seeds(self.budget.seeds, self.seed)
         try:
             for name in (*DYNAMIC_CHECKS, *HINT_CHECKS):
@@ -227,10 +234,23 @@ class Validator:
                         CheckResult(name, False, skipped=True, reason=f"skipped: {subject.fatal}")
                     )
                     continue
+                if unproven and name in SOLUTION_CHECKS:
+                    results.append(CheckResult(name, False, skipped=True, reason=_NEEDS_SOLUTION))
+                    continue
                 start = time.perf_counter()
                 try:
                     run = run_hint_check if name in HINT_CHECKS else run_check
                     passed, reason, details = run(name, subject, self.budget, seeds)
+                    if details.get("raised") == "UnprovenSolution" and not subject.fatal:
+                        # SPADE prose that names no calls: the checks go on without it.
+                        unproven, subject.has_solution = reason, False
+                        info.unproven = unproven
+                        if name in SOLUTION_CHECKS:
+                            results.append(
+                                CheckResult(name, False, skipped=True, reason=_NEEDS_SOLUTION)
+                            )
+                            continue
+                        passed, reason, details = run(name, subject, self.budget, seeds)
                 except (SandboxStartFailed, SandboxUnavailable):
                     raise
                 except SandboxError as exc:  # could not even open an instance
@@ -250,6 +270,17 @@ class Validator:
             subject.close()
         return results
 
+
+#: Checks that cannot run without the environment's solution: an environment without
+#: one (SPADE's multi-turn contract asks for none) has them skipped and is unproven.
+SOLUTION_CHECKS = ("fresh_play", "solution", "trivial", "hint_leak", "hint_effect")
+NO_SOLUTION = (
+    "the game defines no solution() (SPADE's multi-turn contract asks for none), so no "
+    "win could be shown possible; add solution() returning the winning actions to "
+    "validate it"
+)
+# The reason of each check skipped for that (the report says why it is unproven).
+_NEEDS_SOLUTION = "skipped: needs solution() (unproven)"
 
 #: Static checks that only filter (the sandbox holds without them); see ``static_gate``.
 _FILTER_CHECKS = ("imports", "no_input")

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.wins import is_won
 from ..error import SandboxTimeout, SpadeError
 from .params import HTTPError
 
@@ -81,9 +82,23 @@ class PlaySession:
     solution: list[str] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    #: The environment's win rule and the last step's reward (see spade_envs.core.wins).
+    win_rule: str = "return"
+    last_reward: float | None = None
+
     @property
     def won(self) -> bool:
-        return self.done and not self.failed and self.total >= self.reward_top - 1e-9
+        return (
+            self.done
+            and not self.failed
+            and is_won(
+                self.win_rule,
+                total=self.total,
+                top=self.reward_top,
+                last_reward=self.last_reward,
+                terminated=self.terminated,
+            )
+        )
 
     def add(self, turn: Turn) -> None:
         self.transcript.append(turn)
@@ -207,6 +222,7 @@ class PlaySessions:
             opponent=opponent if record.kind == "game" else "",
             env=env,
             reward_top=float(env.reward_range[1]),
+            win_rule=str(getattr(env, "win_rule", "return")),
             max_turns=int(getattr(env, "max_turns", record.max_turns)),
             created=now,
             last_used=now,
@@ -321,7 +337,7 @@ class PlaySessions:
     def _reset(self, session: PlaySession) -> None:
         session.transcript.clear()
         session.dropped = 0
-        session.turns, session.total = 0, 0.0
+        session.turns, session.total, session.last_reward = 0, 0.0, None
         session.done = session.failed = session.terminated = session.truncated = False
         session.timed_out = False
         session.solution = None
@@ -358,6 +374,7 @@ class PlaySessions:
                 return
             session.turns += 1
             session.total += float(reward)
+            session.last_reward = float(reward)
             session.add(Turn("observation", str(observation), float(reward)))
             if terminated or truncated or session.turns >= session.max_turns:
                 session.done = True
