@@ -72,6 +72,9 @@ class _Play:
         self.selfplay = False
         self.seat = ""  # the seat to act next
         self.tool_names: list[str] = []
+        #: How the agent is told to act: the target's kind, or "tool" for a text env
+        #: that lists tools at reset (a SPADE tool game).
+        self.kind = target.kind
         self.reward_top = 1.0
         #: The environment's win rule (:mod:`spade_envs.core.wins`), the last reward and
         #: whether the last step terminated, for scoring a win.
@@ -315,15 +318,21 @@ class RolloutEngine:
         return str(play.env.hint(seat) if seat is not None else play.env.hint())
 
     def _first_message(self, play: _Play, seat: str, observation: str) -> None:
-        tools = play.last_info.get("tools") if play.target.kind == "tool" else None
-        if play.target.kind == "tool":
+        tools = play.last_info.get("tools")
+        if play.target.kind == "text" and isinstance(tools, list) and tools:
+            # A SPADE-dialect tool game (ToolUseBaseEnv) lists its tools at reset; it takes
+            # the same <tool_call>/<answer> actions as our ToolEnv.
+            play.kind = "tool"
+        if play.kind == "tool":
             if not isinstance(tools, list):
                 tools = list(getattr(play.env, "function_schemas", list)())
             play.tool_names = [
                 str(t.get("function", {}).get("name", "")) for t in tools if isinstance(t, dict)
             ]
+        else:
+            tools = None
         system = system_prompt(
-            play.target.kind,
+            play.kind,
             description=play.target.description,
             tools=tools or (),
             seat=seat or "player_0",
@@ -397,7 +406,7 @@ class RolloutEngine:
             return turn
         action = reply.text
         limit = self.config.max_action_chars
-        turn.outcome = classify_action(action, play.target.kind, play.tool_names)
+        turn.outcome = classify_action(action, play.kind, play.tool_names)
         if len(action) > limit:
             action, turn.outcome = action[:limit], "too_long"
         elif reply.finish_reason == "length" and turn.outcome == "ok":

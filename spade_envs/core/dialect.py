@@ -43,6 +43,7 @@ __all__ = [
     "UNAVAILABLE_PREDEFINED",
     "Dialect",
     "detect_dialect",
+    "dialect_label",
     "dialect_of_tree",
     "predefined_names",
     "prepare_namespace",
@@ -211,3 +212,18 @@ def spade_env_classes(names: list[str]) -> list[str]:
     """The candidate game classes in definition order, as SPADE's loader scans them: names
     ending in ``Env``, without the base classes it skips."""
     return [n for n in names if n.endswith("Env") and n not in SPADE_SKIPPED_CLASSES]
+
+
+#: One line per dialect, for ``show``, the web page and the API.
+DIALECT_NOTES = {
+    Dialect.NATIVE: "spade_envs protocol (TextEnv, ToolEnv or TextGame)",
+    Dialect.SPADE: (
+        "SPADE's (spade-rl/spade): predefined names, the first *Env class, SPADE's rewards and wins"
+    ),
+}
+
+
+def dialect_label(source: str) -> str:
+    """``"<dialect> (<what that means>)"`` for ``source``."""
+    dialect = detect_dialect(source)
+    return f"{dialect.value} ({DIALECT_NOTES[dialect]})"

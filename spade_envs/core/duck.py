@@ -30,7 +30,7 @@ import inspect
 import random
 
 from ..error import EnvContractError
-from .spade_tool import prose_actions
+from .spade_tool import ToolUseBaseEnv, prose_actions
 from .text_env import StepResult, TextEnv
 
 __all__ = [
@@ -83,6 +83,8 @@ def duck_env_class(inner: type) -> type:
     """A :class:`TextEnv` subclass, named like ``inner``, that drives an ``inner`` instance."""
     accepts_seed = "seed" in inspect.signature(inner.reset).parameters
     turns = spade_max_turns(inner)
+    # A tool game's solution() is always prose (SPADE's tool-use contract).
+    tool_game = issubclass(inner, ToolUseBaseEnv)
 
     class Adapter(TextEnv):
         skill = str(getattr(inner, "skill", "general"))
@@ -132,6 +134,17 @@ def duck_env_class(inner: type) -> type:
         def _out_of_time(self) -> bool:
             return self._truncated
 
+        def _reset_info(self) -> dict:
+            info = super()._reset_info()
+            # A SPADE tool game lists its tools (set by its reset) as OpenAI schemas: the
+            # agent is then told to act with <tool_call>/<answer>, as SPADE's agent is.
+            get_tools = getattr(self.inner, "get_tools", None)
+            if callable(get_tools):
+                tools = get_tools()
+                if isinstance(tools, list) and tools:
+                    info["tools"] = [t for t in tools if isinstance(t, dict)]
+            return info
+
         def hint(self) -> str:
             method = getattr(self.inner, "hint", None)
             if method is None:
@@ -150,7 +163,7 @@ def duck_env_class(inner: type) -> type:
                 answer.strip().startswith("<answer>")
             ):
                 return [answer]
-            if "ANSWER:" in answer or _numbered(answer):
+            if tool_game or "ANSWER:" in answer or _numbered(answer):
                 actions = prose_actions(answer)
                 if actions is None:
                     raise UnprovenSolution(

@@ -110,7 +110,7 @@ class ValidationReport:
             f"{verdict}: {self.env_name or '(no environment class)'} "
             f"[{self.kind or '?'}] budget={self.budget}{dialect}"
         ]
-        if self.unproven:
+        if self.unproven and not self.failures:
             lines.append(f"  unproven: {self.unproven}")
         for c in self.checks:
             mark = "skip" if c.skipped else ("ok" if c.passed else "FAIL")

@@ -29,6 +29,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ValidationError
 
+from ..core.dialect import detect_dialect
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
 from .api_models import (
@@ -280,6 +281,20 @@ def _similar(app: Any, record: Any, snap: Snapshot) -> Similar:
     "lineage (parents, children, grounding document) and the nearest versions by embedding. "
     "slug is Name-vN, as in the HTML page /env/Name-vN.",
 )
+def _unproven(record: Any) -> str:
+    """Why an unvalidated version is unproven (stored at import), or ""."""
+    if record.status != "unvalidated":
+        return ""
+    suite = record.extra.get("suite")
+    for found in (
+        record.extra.get("unproven"),
+        suite.get("unproven") if isinstance(suite, dict) else None,
+    ):
+        if isinstance(found, str) and found:
+            return found
+    return ""
+
+
 def get_env(slug: str, request: Request, app: Spade) -> EnvDetail:
     """Everything stored about one version (read from the registry, never stale)."""
     Params(query_of(request)).done()
@@ -294,11 +309,13 @@ def get_env(slug: str, request: Request, app: Spade) -> EnvDetail:
         sha256=record.sha256,
         class_name=record.class_name,
         kind=record.kind,
+        dialect=detect_dialect(record.source).value,
         skill=record.skill,
         description=record.description,
         max_turns=record.max_turns,
         origin=record.origin,
         status=record.status,
+        unproven=_unproven(record),
         quarantine=quarantine_out(
             registry.quarantine_evidence(ident) if record.status == "quarantined" else None
         ),

@@ -295,11 +295,19 @@ class EnvDetail(_Out):
     sha256: str
     class_name: str
     kind: str
+    dialect: str = Field(
+        description="The dialect the source is read as: native (spade_envs protocol) or "
+        "spade (SPADE's code: predefined names, the first *Env class, SPADE's rewards and wins)."
+    )
     skill: str
     description: str
     max_turns: int
     origin: str
     status: str
+    unproven: str = Field(
+        description="Status unvalidated: why no win could be shown possible (a SPADE game "
+        "without solution()); empty otherwise."
+    )
     quarantine: QuarantineOut | None = Field(
         description="Status quarantined: the evidence of the replay that diverged (null "
         "otherwise, or when none readable is stored)."

@@ -25,6 +25,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..core.dialect import dialect_label
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
 from .charts import grouped_bars
@@ -268,7 +269,8 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
         for v in registry.versions(record.name)
     ]
     facts = [
-        ("kind", record.kind), ("skill", record.skill), ("origin", record.origin),
+        ("kind", record.kind), ("dialect", dialect_label(record.source)),
+        ("skill", record.skill), ("origin", record.origin),
         ("max turns", str(record.max_turns)), ("created", fmt_time(record.created_at)),
     ]  # fmt: skip
     env_card = card(app, record, play_client(request))

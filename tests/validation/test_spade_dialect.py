@@ -1,0 +1,88 @@
+"""SPADE-dialect sources through the whole gate, in the real sandbox: what SPADE's loader
+accepts is accepted (validated, or unproven when no win can be shown), what it refuses is
+rejected with its reason; played through the door, with rollouts' tool-call format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spade_envs.validation import validate_many
+
+FIXTURES = Path(__file__).parents[1] / "core" / "spade_fixtures"
+ACCEPTED = {
+    "multi_turn_no_imports.py": "unvalidated",  # no solution(): unproven
+    "tool_use_prose.py": "validated",  # prose solution in SPADE's numbered-call form
+    "two_env_classes.py": "validated",  # the first *Env class, with a notice
+    "prose_not_numbered.py": "unvalidated",  # prose outside the form: unproven
+}
+REFUSED = {
+    "broken/no_env_class.py": ("env_class", "SPADE's dialect: a class named *Env"),
+    "broken/first_env_missing_step.py": ("env_class", "missing required method: step"),
+    "broken/reset_raises.py": ("check_env", "_board"),
+    "broken/reward_out_of_range.py": ("check_env", "outside reward_range (-10.0, 10.0)"),
+    "broken/uses_numpy.py": ("imports", "numpy is not among the modules"),
+}
+
+
+@pytest.fixture(scope="module")
+def reports():
+    names = [*ACCEPTED, *REFUSED]
+    sources = [(FIXTURES / n).read_text(encoding="utf-8") for n in names]
+    return dict(zip(names, validate_many(sources, budget="fast", progress=False, workers=1)))
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_what_spades_loader_accepts_is_accepted(name, reports):
+    report = reports[name]
+    assert report.dialect == "spade"
+    assert report.verdict() == ACCEPTED[name], report.summary()
+    assert not report.failures, report.summary()
+
+
+def test_an_unproven_game_says_why_and_still_ran_every_check_that_needs_no_solution(reports):
+    report = reports["multi_turn_no_imports.py"]
+    assert "defines no solution()" in report.unproven and not report.passed
+    ran = {c.name for c in report.checks if c.passed}
+    assert {"load", "check_env", "fuzz", "determinism", "solved_at_reset", "info"} <= ran
+    skipped = {c.name for c in report.checks if c.skipped}
+    assert {"solution", "trivial", "fresh_play"} <= skipped
+    assert "UNPROVEN" in report.summary().splitlines()[0]
+    prose = reports["prose_not_numbered.py"]
+    assert "numbered-call form" in prose.unproven
+
+
+def test_two_env_classes_give_a_notice_naming_the_other(reports):
+    check = reports["two_env_classes.py"].check("env_class")
+    assert "SumTargetEnv is the environment" in check.details["notice"]
+    assert "HelperEnv" in check.details["notice"]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_what_spades_loader_refuses_is_rejected_with_its_reason(name, reports):
+    check, words = REFUSED[name]
+    report = reports[name]
+    assert report.verdict() == "rejected"
+    failed = {c.name: c.reason for c in report.failures}
+    assert check in failed, report.summary()
+    assert words in failed[check]
+
+
+def test_a_spade_tool_game_plays_through_the_door_with_spades_seeds():
+    from spade_envs.core.loader import load_env_class
+    from spade_envs.runtime import open_source
+
+    source = (FIXTURES / "tool_use_prose.py").read_text(encoding="utf-8")
+    env = open_source(source, env_id="ArchiveReportEnv")
+    try:
+        observation, info = env.reset(seed=11)
+        assert env.win_rule == "final_reward" and "tools" in info
+        local = load_env_class(source)()
+        assert local.reset(seed=11)[0] == observation  # episode 11 is episode 11
+        local_actions = local.solution()
+        for action in ["look around", *local_actions]:
+            _, reward, terminated, truncated, _ = env.step(action)
+        assert (reward, terminated, truncated) == (1.0, True, False)
+    finally:
+        env.close()
