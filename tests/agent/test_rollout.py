@@ -417,3 +417,36 @@ def test_unknown_environment_suggests_close_names(registry):
 def test_scripted_reply_is_deterministic():
     conversation = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     assert guess_reply(conversation, 1) == guess_reply(conversation, 1)
+
+
+def test_a_spade_tool_game_is_prompted_with_its_tools_and_won_as_spade_wins(registry):
+    """A ToolUseBaseEnv game (SPADE's dialect) in a sandboxed rollout: the agent is told the
+    tool-call format the game reads (ours is the same), and a right answer after a format
+    penalty is a win, as SPADE counts it."""
+    from pathlib import Path
+
+    from spade_envs.core.loader import load_env_class
+
+    source = (
+        Path(__file__).parents[1] / "core" / "spade_fixtures" / "tool_use_prose.py"
+    ).read_text(encoding="utf-8")
+    target = EnvTarget("test/ArchiveReportEnv-v1", source, "text")
+    reference = load_env_class(source)()
+
+    def reply(conversation, _seed):
+        # Play the game's own solution after one malformed reply (a format penalty).
+        played = sum(m["role"] == "assistant" for m in conversation)
+        if played == 0:
+            return "let me think"
+        reference.reset(seed=spec.env_seed)
+        return reference.solution()[played - 1]
+
+    spec = PlaySpec(target.env_id, 0, 0)
+    config = RolloutConfig(isolation="sandbox", seed=3, audit_share=None)
+    [episode] = RolloutEngine(ScriptedModel(reply), config).run([spec], [target])
+    system = episode.messages[""][0]["content"]
+    assert "<tool_call>" in system and '"name": "mkdir"' in system
+    assert [t.outcome for t in episode.turns][:2] == ["no_answer", "ok"]
+    assert episode.turns[0].reward == pytest.approx(-0.1)
+    assert episode.outcome == "terminated" and episode.won
+    assert episode.episode_return == pytest.approx(0.9)
