@@ -274,13 +274,6 @@ def _similar(app: Any, record: Any, snap: Snapshot) -> Similar:
     return Similar(model=model, novelty=app.vectors.novelty_of(record.key), items=items)
 
 
-@router.get(
-    "/envs/{slug}",
-    summary="One environment version",
-    description="Metadata, source, play statistics per checkpoint, validation reports, "
-    "lineage (parents, children, grounding document) and the nearest versions by embedding. "
-    "slug is Name-vN, as in the HTML page /env/Name-vN.",
-)
 def _unproven(record: Any) -> str:
     """Why an unvalidated version is unproven (stored at import), or ""."""
     if record.status != "unvalidated":
@@ -295,6 +288,13 @@ def _unproven(record: Any) -> str:
     return ""
 
 
+@router.get(
+    "/envs/{slug}",
+    summary="One environment version",
+    description="Metadata, source, play statistics per checkpoint, validation reports, "
+    "lineage (parents, children, grounding document) and the nearest versions by embedding. "
+    "slug is Name-vN, as in the HTML page /env/Name-vN.",
+)
 def get_env(slug: str, request: Request, app: Spade) -> EnvDetail:
     """Everything stored about one version (read from the registry, never stale)."""
     Params(query_of(request)).done()

@@ -186,6 +186,7 @@ def test_one_version_has_source_stats_validation_lineage_and_similar(api, server
     assert env["id"] == ids["NumberGuess"] and env["versions"] == [ids["NumberGuess"]]
     assert "class NumberGuess(" in env["source"] and len(env["sha256"]) == 64
     assert env["gym_make"].endswith("gym.make('spade/NumberGuess-v1')")
+    assert env["dialect"] == "native" and env["unproven"] == ""
     assert [s["checkpoint"] for s in env["stats"]] == ["ckpt-1", "ckpt-0"]  # newest first
     assert env["stats"][0]["hint_gain"] == pytest.approx(0.5)
     assert [v["passed"] for v in env["validations"]] == [True, False]  # oldest first

@@ -178,6 +178,7 @@ def test_the_environment_page_shows_everything_stored(client, server):
     ids = server.app.registry.ids
     _, _, text = client.get("/env/NumberGuess-v1")
     assert "gym.make(&#39;spade/NumberGuess-v1&#39;)" in text
+    assert "native (spade_envs protocol" in text  # the dialect it was read as
     assert (
         'href="/env/NumberGuess-v1/source.py"' in text and 'href="/env/NumberGuess-v1/play"' in text
     )
