@@ -23,6 +23,8 @@ REFUSED = {
     "broken/reset_raises.py": ("check_env", "_board"),
     "broken/reward_out_of_range.py": ("check_env", "outside reward_range (-10.0, 10.0)"),
     "broken/uses_numpy.py": ("imports", "numpy is not among the modules"),
+    # SPADE's win rule (a final reward above zero) makes wrong answers win here.
+    "broken/wrong_answers_pay.py": ("fresh_play", "wrong answers"),
 }
 
 
