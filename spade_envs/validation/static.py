@@ -29,12 +29,15 @@ __all__ = [
     "static_metadata",
 ]
 
-#: Standard-library modules an environment may import (plus ``spade_envs``). Nothing that
-#: touches files, processes, the network, the clock or the interpreter's internals.
+#: Standard-library modules an environment may import (plus ``spade_envs`` and
+#: ``math_verify``, each limited to a few top-level names: :data:`PUBLIC_NAMES`,
+#: :data:`MATH_VERIFY_NAMES`). Nothing that touches files, processes, the network, the
+#: clock or the interpreter's internals.
 ALLOWED_MODULES: frozenset[str] = frozenset(
     """__future__ abc array bisect calendar cmath collections copy dataclasses datetime decimal
     difflib enum fractions functools hashlib heapq itertools json math numbers operator pprint
-    random re statistics string textwrap types typing unicodedata zlib spade_envs""".split()
+    random re statistics string textwrap types typing unicodedata zlib spade_envs
+    math_verify""".split()
 )
 #: What an environment may take from ``spade_envs``: these top-level names, no submodules
 #: (several re-export ``os``, ``sys`` or ``subprocess``). An early filter: the sandbox
@@ -42,7 +45,8 @@ ALLOWED_MODULES: frozenset[str] = frozenset(
 PUBLIC_NAMES: frozenset[str] = frozenset(
     """TextEnv ToolEnv TextGame GameSeatEnv UnicodeText answers_match boxed extract_answer
     extract_boxed extract_tag normalize_text parse_number parse_tool_call ToolError
-    IllegalMove EnvContractError SpadeError suggest ReasoningGymTask RlveTask""".split()
+    IllegalMove EnvContractError SpadeError suggest ReasoningGymTask RlveTask TextArenaTask
+    TextArenaGame""".split()
 )
 #: Builtins whose use is rejected: they run arbitrary code, read files or reach the interpreter.
 FORBIDDEN_CALLS: frozenset[str] = frozenset(
@@ -62,8 +66,15 @@ _PARSE_LOCK = PARSE_LOCK
 _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
 # Suite adapters: text environments whose hooks come from the base; a suite offers no
 # hint unless the module defines one.
-_SUITE_BASES = {"ReasoningGymTask": "text", "RlveTask": "text"}
-_SUITE_METHODS = {"_reset", "_step", "solution"}
+_SUITE_BASES = {
+    "ReasoningGymTask": "text",
+    "RlveTask": "text",
+    "TextArenaTask": "text",
+    "TextArenaGame": "game",
+}
+# The hooks a suite base provides (TextArenaGame: a TextGame's, raising NotImplementedError
+# where the game has no reference player, as solution() does for unproven text tasks).
+_SUITE_METHODS = {"_reset", "_step", "solution", "_observe", "_move", "legal_moves", "best_move"}
 #: The class attributes the suite importer writes (spade_envs/suites/catalog.py _render);
 #: a declaration with any other is not one the importer made.
 _SUITE_ATTRIBUTES = frozenset(
@@ -435,6 +446,76 @@ def _import_problems(tree: ast.Module, allowed: frozenset[str], info: StaticInfo
                 problems.append(
                     f"line {node.lineno}: spade_envs.{node.attr} is not part of the environment API"
                 )
+    problems += _math_verify_problems(tree)
+    return problems
+
+
+#: What an environment may take from ``math_verify`` (PyPI ``math-verify``, which SPADE's
+#: environments grade answers with): ``from math_verify import parse, verify``, or
+#: ``import math_verify`` and then ``math_verify.parse(...)``; these names only. The rest
+#: of the package is a path around the module list: ``math_verify.parser.sympy`` (whose
+#: ``sympify`` runs a string as Python), ``math_verify.utils.os``, ``signal`` and
+#: ``logging``. So no submodule, no other attribute, and the module object itself is never
+#: passed on (``getattr(math_verify, ...)``, ``vars(math_verify)``). An early filter like
+#: the rest: the sandbox holds without it (docs/validator.md).
+MATH_VERIFY_NAMES: frozenset[str] = frozenset(
+    """parse verify ExprExtractionConfig LatexExtractionConfig StringExtractionConfig
+    LatexNormalizationConfig""".split()
+)
+
+
+def _math_verify_problems(tree: ast.Module) -> list[str]:
+    """Uses of ``math_verify`` beyond :data:`MATH_VERIFY_NAMES`."""
+    names = ", ".join(sorted(MATH_VERIFY_NAMES))
+    why = "its submodules hold sympy, which runs strings as Python, and os"
+    problems: list[str] = []
+    aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "math_verify":
+                    aliases.add(alias.asname or "math_verify")
+                elif alias.name.startswith("math_verify."):
+                    problems.append(
+                        f"line {node.lineno}: import of {alias.name!r}: take {names} from "
+                        f"the top-level package only ({why})"
+                    )
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.startswith("math_verify."):
+                problems.append(
+                    f"line {node.lineno}: import of {node.module!r}: take {names} from the "
+                    f"top-level package only ({why})"
+                )
+            elif node.module == "math_verify":
+                problems += [
+                    f"line {node.lineno}: math_verify.{alias.name} is not allowed (use {names})"
+                    for alias in node.names
+                    if alias.name not in MATH_VERIFY_NAMES
+                ]
+    if not aliases:
+        return problems
+    used = set()  # the alias Names read as math_verify.<allowed name>
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
+            used.add(id(node.value))
+            if node.attr not in MATH_VERIFY_NAMES:
+                problems.append(
+                    f"line {node.lineno}: math_verify.{node.attr} is not allowed: use only "
+                    f"{names} ({why})"
+                )
+    problems += [
+        f"line {node.lineno}: the math_verify module may only be used as math_verify.<name> "
+        f"with a name among {names} (not passed on or inspected: {why})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id in aliases
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in used
+    ]
     return problems
 
 
