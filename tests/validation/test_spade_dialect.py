@@ -16,6 +16,7 @@ ACCEPTED = {
     "tool_use_prose.py": "validated",  # prose solution in SPADE's numbered-call form
     "two_env_classes.py": "validated",  # the first *Env class, with a notice
     "prose_not_numbered.py": "unvalidated",  # prose outside the form: unproven
+    "single_turn_math_verify.py": "validated",  # SPADE's single-turn contract: math_verify
 }
 REFUSED = {
     "broken/no_env_class.py": ("env_class", "SPADE's dialect: a class named *Env"),
