@@ -37,7 +37,7 @@ from .error import (
 )
 from .make import make
 from .seeds import seed_class, seed_names
-from .suites import ReasoningGymTask, RlveTask
+from .suites import ReasoningGymTask, RlveTask, TextArenaGame, TextArenaTask
 
 __version__ = "0.1.0"
 
@@ -63,6 +63,8 @@ __all__ = [
     "GameSeatEnv",
     "ReasoningGymTask",
     "RlveTask",
+    "TextArenaTask",
+    "TextArenaGame",
     "UnicodeText",
     "EnvMetadata",
     "describe",

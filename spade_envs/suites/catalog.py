@@ -84,6 +84,15 @@ SUITES: dict[str, SuiteInfo] = {
         "Rlve",
         "https://github.com/Zhiyuan-Zeng/RLVE",
     ),
+    "textarena": SuiteInfo(
+        "textarena",
+        "textarena",
+        "0.7.4",
+        "textarena",
+        "MIT",
+        "Ta",
+        "https://github.com/LeonGuertler/TextArena",
+    ),
 }
 
 
@@ -122,6 +131,10 @@ def _adapter(suite: str) -> Any:
         from . import rg
 
         return rg
+    if suite == "textarena":
+        from . import textarena
+
+        return textarena
     from . import rlve
 
     return rlve
@@ -184,8 +197,11 @@ def _camel(task: str) -> str:
 
 
 def env_name(suite: str, task: str, level: str) -> str:
-    """``RgBasicArithmeticL3``, ``RgBasicArithmeticHard``, ``RlveCRTL0``."""
+    """``RgBasicArithmeticL3``, ``RgBasicArithmeticHard``, ``RlveCRTL0``; TextArena game IDs
+    carry their variant and have no levels: ``TaTicTacToeV0``, ``TaSudokuV0Hard``."""
     suffix = "Hard" if level == "hard" else f"L{level}"
+    if suite == "textarena":
+        suffix = ""
     return f"{SUITES[suite].prefix}{_camel(task)}{suffix}"[:64]
 
 
@@ -202,7 +218,8 @@ def plan(
 
     Args:
         tasks: Task names (default: all).
-        levels: Levels (default ``["0"]``); ``"hard"`` is reasoning-gym's A.3 set.
+        levels: Levels (default ``["0"]``); ``"hard"`` is reasoning-gym's A.3 set;
+            TextArena has level 0 only (its variants are game IDs of their own).
 
     Raises:
         UnknownTaskError: A task the suite does not have (close matches suggested).
@@ -236,6 +253,8 @@ class _NotAvailable(Exception):
 
 
 def _spec(info: SuiteInfo, adapter: Any, version: str, task: str, level: str) -> SuiteEnvSpec:
+    # How the version is played: suite tasks answer once; TextArena games set their own.
+    kind, players, max_turns, knobs = "text", 1, 1, {"max_attempts": 1}
     if info.id == "reasoning-gym":
         available = adapter.levels_of(task)
         if level not in available:
@@ -253,6 +272,19 @@ def _spec(info: SuiteInfo, adapter: Any, version: str, task: str, level: str) ->
             f"reasoning-gym task {task} ({attrs['family']}) at {where}. {attrs['summary']}"
         )
         details = {"family": attrs["family"], "category": category}
+    elif info.id == "textarena":
+        try:
+            attrs = adapter.resolve(task, level)
+        except adapter.TextArenaUnavailable as exc:  # a download, an import failure ...
+            raise _NotAvailable(str(exc)) from exc
+        except Exception as exc:
+            raise _NotAvailable(f"its planning fails: {type(exc).__name__}: {exc}") from exc
+        base = attrs["base"]
+        body = {k: attrs[k] for k in ("module", "env_class", "config", "parameters")}
+        skill, description = attrs["skill"], attrs["description"]
+        players, max_turns, knobs = attrs["players"], attrs["parameters"]["max_turns"], {}
+        kind = "game" if players == 2 else "text"
+        details = {"game": attrs["game"], "players": players}
     else:
         if level == "hard":
             raise _NotAvailable("RLVE has numbered levels only")
@@ -277,13 +309,14 @@ def _spec(info: SuiteInfo, adapter: Any, version: str, task: str, level: str) ->
     source = _render(info, base, name, version, task, level, skill, description, body)
     meta = EnvMetadata(
         name=name,
-        kind="text",
+        kind=kind,
         skill=skill,
         description=description,
-        max_turns=1,
+        max_turns=max_turns,
         reward_range=(0.0, 1.0),
-        knobs={"max_attempts": 1},
+        knobs=knobs,
         origin="imported",
+        players=players,
     )
     extra = {
         "suite": {

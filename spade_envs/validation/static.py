@@ -630,7 +630,6 @@ def static_checks(
     record("env_class", start, class_reason)
     if info.suite_task:  # the report says why no hint check applies
         results[-1].details = {"suite_task": True, "origin": "suite importer"}
-    results[-1].details["dialect"] = info.dialect
     if info.notice:
         results[-1].details["notice"] = info.notice
 
