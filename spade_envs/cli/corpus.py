@@ -11,13 +11,20 @@ import click
 
 from . import registry as registry_commands
 from .errors import SpadeCommand
-from .options import STATUSES, SuggestChoice
+from .options import ENV_ID, ORIGINS, STATUSES, SuggestChoice
 from .registry import BUDGETS
+
+#: Kinds of environment (``spade_envs.core.metadata.KINDS``).
+KINDS = ("text", "tool", "game")
+#: How many versions an export lists by name that it did not write.
+_LISTED = 20
 
 __all__ = ["CORPUS_COMMANDS"]
 
 #: What ``import`` reads (``spade_envs.registry.formats.IMPORT_FORMATS``, without SQLAlchemy).
 IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
+#: What ``export`` writes (``spade_envs.registry.formats.EXPORT_FORMATS``).
+EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
 
 
 @click.command("export", cls=SpadeCommand)
@@ -25,27 +32,72 @@ IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
 @click.option(
     "--format",
     "fmt",
-    type=SuggestChoice(["jsonl", "parquet", "package"], "format"),
+    type=SuggestChoice(EXPORT_FORMATS, "format"),
     default="jsonl",
     show_default=True,
-    help="package: a directory that pip installs and registers its environments with gymnasium.",
+    help="package: a directory that pip installs and registers its environments with "
+    "gymnasium. spade-pool: a SPADE run folder (spade_games/ with env_memory.json and hints "
+    "in spade_games_cache/) that the SPADE code trains on.",
 )
 @click.option(
     "--status", type=SuggestChoice(STATUSES, "status"), help="Only versions with this status."
 )
-def export(out: str, fmt: str, status: str | None) -> None:
+@click.option("--skill", help="Only versions of this skill family (math, logic, ...).")
+@click.option("--kind", type=SuggestChoice(KINDS, "kind"), help="Only text, tool or game ones.")
+@click.option("--origin", type=SuggestChoice(ORIGINS, "origin"), help="Only this origin.")
+@click.option(
+    "--id",
+    "ids",
+    multiple=True,
+    type=ENV_ID,
+    help="Only this version (repeat for more); the other filters still apply.",
+)
+def export(
+    out: str,
+    fmt: str,
+    status: str | None,
+    skill: str | None,
+    kind: str | None,
+    origin: str | None,
+    ids: tuple[str, ...],
+) -> None:
     """Export registered versions (code and metadata) to OUT.
+
+    With --format spade-pool, versions the SPADE code's loader could not load
+    (multi-agent games, classes not named *Env, spade-envs' own protocol classes) are
+    listed and left out.
 
     \b
     Examples:
       spade-envs export corpus.jsonl
       spade-envs export corpus.parquet --format parquet
       spade-envs export my_corpus --format package --status validated
+      spade-envs export ./spade_run --format spade-pool --status validated --skill math
     """
     from ..registry.formats import export_corpus
 
-    count = export_corpus(registry_commands.open_registry(), out, fmt, status=status)
+    problems: list[str] = []
+    count = export_corpus(
+        registry_commands.open_registry(),
+        out,
+        fmt,
+        status=status,
+        skill=skill,
+        kind=kind,
+        origin=origin,
+        ids=list(ids) or None,
+        problems=problems,
+    )
+    for problem in problems[:_LISTED]:
+        click.echo(f"skipped: {problem}", err=True)
+    if len(problems) > _LISTED:
+        click.echo(f"skipped: and {len(problems) - _LISTED} more version(s)", err=True)
     click.echo(f"exported {count} environment version(s) to {out}")
+    if fmt == "spade-pool":
+        click.echo(
+            f"SPADE reads it with --spade-games-dir {Path(out) / 'spade_games'} "
+            f"--spade-cache-dir {Path(out) / 'spade_games_cache'}"
+        )
 
 
 @click.command("import", cls=SpadeCommand)
@@ -55,7 +107,8 @@ def export(out: str, fmt: str, status: str | None) -> None:
     "fmt",
     type=SuggestChoice(IMPORT_FORMATS, "format"),
     help="Default: guessed from PATH. spade-pool: a directory of game_*.py files written "
-    "by the SPADE code.",
+    "by the SPADE code (a run's spade_games/ with its spade_games_cache/ beside it, or the "
+    "published static corpus with its manifest.jsonl).",
 )
 @click.option(
     "--suite",
@@ -97,11 +150,15 @@ def import_(
 
     Nothing in the file is trusted: status, kind, skill and max_turns are not read
     from it (they come from each source), and every new version is validated in the
-    sandbox in parallel: passed ones are stored 'validated', failed ones 'rejected'
-    (with the report; `spade-envs show ID` says why). Identical code is skipped. A
-    malformed file imports nothing; versions that cannot be stored (no environment
-    class, a seed's name on other code, in a spade-pool also links, FIFOs and devices)
-    are listed and skipped.
+    sandbox in parallel and registered as soon as its verdict is in, each in its own
+    transaction: passed ones are stored 'validated', failed ones 'rejected' (with the
+    report; `spade-envs show ID` says why), ones validation could not prove
+    'unvalidated' with the reason. Identical code is skipped, so running an interrupted
+    import again continues it. A malformed file imports nothing; versions that cannot
+    be stored (no environment class, a seed's name on other code, in a spade-pool also
+    links, FIFOs and devices) are listed and skipped. A SPADE pool's env_memory.json
+    statistics are kept as SPADE's (`spade-envs show` prints them); a missing or
+    malformed one, or manifest, is reported and the games are imported without it.
 
     With --suite, every task at every level becomes an environment (spade/RgChainSumL0-v1,
     spade/RlveCRTL3-v1): the suite's gold answer must win in the sandbox on every tested
@@ -139,9 +196,14 @@ def import_(
     )
     for problem in result.problems:
         click.echo(f"skipped: {problem}", err=True)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(result.summary())
     if no_validate and result.imported:
         click.echo("not validated: run `spade-envs revalidate --status unvalidated` to validate.")
+    if result.interrupted:
+        click.echo("interrupted: what finished is registered; run the same command to go on.")
+        sys.exit(130)
 
 
 def _guess_format(path: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ..core.dialect import dialect_label
 from ..core.metadata import KINDS, SKILLS
 from .errors import SpadeCommand
 from .options import ENV_ID, ORIGINS, STATUSES, SuggestChoice, check_value
@@ -171,6 +172,54 @@ def _show_quarantine(evidence: Any, env_id: str) -> None:
     click.echo(f"{'clear it':>11}: spade-envs revalidate {env_id}")
 
 
+def _show_verdict(record: Any, reports: list[Any]) -> None:
+    """The lines of ``show`` that say why a version is rejected or unproven: the failed
+    checks of its latest stored report, or the reason validation could not prove it."""
+    from ..registry.records import one_line
+
+    latest = reports[-1].report if reports else None
+    if record.status == "rejected":
+        checks = latest.get("checks", []) if isinstance(latest, dict) else []
+        failed = [
+            c
+            for c in checks
+            if isinstance(c, dict) and not c.get("passed") and not c.get("skipped")
+        ]
+        for check in failed[:3]:
+            reason = one_line(f"{check.get('name', '?')}: {check.get('reason', '')}", 300)
+            click.echo(f"{'rejected':>11}: {reason}")
+        if len(failed) > 3:
+            click.echo(f"{'':>11}  and {len(failed) - 3} more failed check(s)")
+        if not failed:
+            click.echo(f"{'rejected':>11}: no stored report says why (revalidate it to see)")
+    unproven = record.extra.get("unproven") or (
+        latest.get("unproven") if isinstance(latest, dict) else ""
+    )
+    if record.status == "unvalidated" and isinstance(unproven, str) and unproven:
+        click.echo(f"{'unproven':>11}: {one_line(unproven, 300)}")
+    elif record.status == "unvalidated" and not reports:
+        click.echo(f"{'unvalidated':>11}: never validated (`spade-envs revalidate {record.id}`)")
+
+
+def _show_spade_stats(spade: Any) -> None:
+    """SPADE's own statistics of a version imported from a SPADE pool (kept as SPADE's)."""
+    from ..registry.records import one_line
+
+    memory = spade.get("memory") if isinstance(spade, dict) else None
+    if isinstance(spade, dict) and isinstance(spade.get("skill"), str) and spade["skill"]:
+        where = f" ({one_line(str(spade.get('file', '')), 80)})" if spade.get("file") else ""
+        click.echo(f"{'spade skill':>11}: {one_line(spade['skill'], 80)}{where}")
+    if isinstance(memory, dict):
+        try:
+            win_rate, regret = float(memory["actor_win_rate"]), float(memory.get("regret") or 0)
+        except (KeyError, TypeError, ValueError):
+            return
+        click.echo(
+            f"{'spade stats':>11}: actor win rate {win_rate:.2f}, regret {regret:+.2f} (SPADE's "
+            f"env_memory.json, rollout {memory.get('rollout_id', '?')}; not this registry's plays)"
+        )
+
+
 @click.command("show", cls=SpadeCommand)
 @click.argument("env_id", type=ENV_ID)
 @click.option("--code", is_flag=True, help="Also print the source.")
@@ -200,6 +249,8 @@ def show(env_id: str, code: bool) -> None:
         value = getattr(record, key)
         if value not in ("", (), None):
             click.echo(f"{key:>11}: {value}")
+        if key == "kind":
+            click.echo(f"{'dialect':>11}: {dialect_label(record.source)}")
     if record.status == "quarantined":
         _show_quarantine(registry.quarantine_evidence(env_id), record.id)
     suite = record.extra.get("suite") if record.suite else None
@@ -212,6 +263,10 @@ def show(env_id: str, code: bool) -> None:
         for key in ("unproven", "rejected"):
             if suite.get(key):
                 click.echo(f"{key:>11}: {suite[key]}")
+    reports = registry.validations(env_id)
+    if not isinstance(suite, dict):
+        _show_verdict(record, reports)
+    _show_spade_stats(record.extra.get("spade"))
     click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
     for stats in registry.play_stats(env_id):
         click.echo(
@@ -219,7 +274,7 @@ def show(env_id: str, code: bool) -> None:
             f"{stats.win_rate:.2f} ({stats.plays_without_hint} plays without hint, "
             f"{stats.plays_with_hint} with)"
         )
-    for report in registry.validations(env_id):
+    for report in reports:
         verdict = "passed" if report.passed else "FAILED"
         click.echo(
             f"{'validated':>11}: {verdict} (budget {report.budget}, validator "
@@ -303,8 +358,8 @@ def register(file: str, budget: str, origin: str) -> None:
     Example:
       spade-envs register my_env.py
     """
+    from ..runtime.imports import source_metadata
     from ..validation import Validator
-    from ..validation.static import static_metadata
 
     try:
         source = Path(file).read_text(encoding="utf-8")
@@ -316,7 +371,7 @@ def register(file: str, budget: str, origin: str) -> None:
         click.echo(f"already registered as {same.id} (identical source, status {same.status})")
         return
     try:
-        early = static_metadata(source, origin=origin)
+        early = source_metadata(source, origin=origin)
     except Exception:  # no class to name: the validator reports why
         early = None
     if early is not None:
@@ -325,20 +380,29 @@ def register(file: str, budget: str, origin: str) -> None:
         check_seed_name(early.name, source)  # before spending a validation on it
     with Validator(budget, pool_size=2) as validator:
         report = validator.validate(source, filename=file)
-    if not report.passed:
+    status = report.verdict()
+    if status == "rejected":
         click.echo(report.summary())
         click.echo("Not registered: fix the failures above.")
         sys.exit(1)
-    meta = static_metadata(source, origin=origin)
+    # The same metadata an import derives (max_turns by SPADE's loader semantics).
+    meta = source_metadata(source, origin=origin)
+    # An unproven SPADE game (no solution()) is stored unvalidated, with the reason.
+    extra = {"unproven": report.unproven} if status == "unvalidated" else None
     if hasattr(registry, "register_with_outcome"):
-        outcome = registry.register_with_outcome(source, meta, status="validated", report=report)
+        outcome = registry.register_with_outcome(
+            source, meta, status=status, report=report, extra=extra
+        )
         record, new = outcome.record, outcome.new
     else:  # the registry before Registry.register_with_outcome
-        record, new = registry.register(source, meta, status="validated", report=report), True
+        record, new = registry.register(source, meta, status=status, report=report), True
     if not new:  # registered by someone else while this one was validating
         click.echo(f"already registered as {record.id} (identical source)")
         return
-    click.echo(f"registered {record.id} (validated, budget {budget})")
+    click.echo(f"registered {record.id} ({status}, budget {budget})")
+    if status == "unvalidated":
+        click.echo(f"   unproven: {report.unproven}")
+        click.echo("   gym.make warns for it; add solution() and register again to validate.")
 
 
 def _identical(registry: Any, source: str) -> Any:
@@ -375,9 +439,10 @@ def retire(env_id: str) -> None:
 def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> None:
     """Validate stored versions again; store each report and set its status from it.
 
-    Passed versions become 'validated', failed ones 'rejected' (retired ones keep
-    their status). A quarantined version that passes is released: 'validated', its
-    evidence kept as history. Exit code 1 when any was rejected.
+    Passed versions become 'validated', failed ones 'rejected', unproven ones (a SPADE
+    game without solution()) stay 'unvalidated' (retired ones keep their status). A
+    quarantined version that passes is released: 'validated', its evidence kept as
+    history. Exit code 1 when any was rejected.
 
     \b
     Examples:
@@ -394,9 +459,9 @@ def revalidate(env_ids: tuple[str, ...], status: str | None, budget: str) -> Non
     if not ids:
         raise click.UsageError("Name versions to validate, or pass --status (e.g. unvalidated).")
     verdicts = validate_stored(registry, ids, budget=budget, progress=len(ids) > 1)
-    for env_id, passed in verdicts:
-        click.echo(f"{env_id}: {'validated' if passed else 'rejected'}")
-    sys.exit(0 if all(passed for _, passed in verdicts) else 1)
+    for env_id, verdict in verdicts:
+        click.echo(f"{env_id}: {'unproven (unvalidated)' if verdict == 'unvalidated' else verdict}")
+    sys.exit(1 if any(verdict == "rejected" for _, verdict in verdicts) else 0)
 
 
 @click.command("stats", cls=SpadeCommand)

@@ -1,11 +1,13 @@
 """Exporting and importing the corpus in several formats.
 
 ``export_corpus`` writes ``jsonl`` (one JSON object per version), ``parquet`` (the same
-columns, one row per version) or ``package`` (a directory that ``pip install``s and
-registers every environment with Gymnasium on import). ``read_rows`` reads those three
-plus ``spade-pool``, a directory of environments written by the public SPADE code, and
-``register_rows`` stores them; :func:`spade_envs.runtime.imports.import_corpus` puts the
-two together with validation in between (the registry is storage: it never validates).
+columns, one row per version), ``package`` (a directory that ``pip install``s and
+registers every environment with Gymnasium on import) or ``spade-pool`` (a run folder in
+the public SPADE code's layout, :mod:`.spade_export`), of every version or a selection.
+``read_rows`` reads those four (a SPADE pool also in the layout of SPADE's published
+static corpus); :func:`spade_envs.runtime.imports.import_corpus` validates the rows and
+registers them, each version in its own transaction (the registry is storage: it never
+validates).
 
 Imports carry no trust. A file's ``status``, ``kind``, ``skill`` and ``max_turns`` are
 never read: each version's metadata is derived from its source (read with :mod:`ast`,
@@ -21,9 +23,9 @@ class, or it takes a seed's name without being that seed) is reported in
 :attr:`ImportResult.problems` and skipped; so is a bad game file of a ``spade-pool``.
 
 This module holds the public API and the jsonl and parquet formats; the package format
-lives in :mod:`.package_export`, the SPADE-pool reader in :mod:`.spade_pool`, and the
-checked row they all produce in :mod:`._rows`. Only the public API of
-:class:`~spade_envs.registry.Registry` is used.
+lives in :mod:`.package_export`, the SPADE-pool reader in :mod:`.spade_pool` and its
+writer in :mod:`.spade_export`, and the checked row they all produce in :mod:`._rows`.
+Only the public API of :class:`~spade_envs.registry.Registry` is used.
 """
 
 from __future__ import annotations
@@ -46,28 +48,25 @@ from .limits import (
 )
 from .package_export import check_package_target, export_package, find_manifest, read_package
 from .records import EnvRecord
-from .spade_pool import DEFAULT_POOL_SKILL, read_pool, spade_skill
+from .spade_export import check_pool_target, export_pool
+from .spade_pool import DEFAULT_POOL_SKILL, find_pool, read_pool, spade_skill
 from .store import STATUSES, Registry
 
 __all__ = [
     "DEFAULT_POOL_SKILL",
     "EXPORT_FORMATS",
     "IMPORT_FORMATS",
-    "POOL_CHECKPOINT",
     "ImportResult",
     "detect_format",
     "export_corpus",
     "export_parquet",
     "read_rows",
-    "register_rows",
+    "select_records",
     "spade_skill",
 ]
 
-EXPORT_FORMATS = ("jsonl", "parquet", "package")
+EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
 IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
-#: The checkpoint name play statistics from a SPADE pool's memory are stored under.
-POOL_CHECKPOINT = "spade-pool"
-_IMPORT_STATUSES = ("validated", "rejected", "unvalidated")
 
 
 @dataclass
@@ -76,33 +75,55 @@ class ImportResult:
 
     Attributes:
         format: The format that was read.
-        imported: Records of the versions this import created, in import order (their
-            status: ``validated``, ``rejected`` or ``unvalidated``).
+        imported: Records of the versions this import created, in input order (their
+            status: ``validated``, ``rejected`` or ``unvalidated``; an unvalidated one
+            that validation could not prove has the reason in ``extra["unproven"]``).
         skipped: Inputs whose code was already registered (identical code is a no-op).
-        problems: One line per input that was not imported, and why.
-        hints: Environment ID -> hint text of the ``spade-pool`` ``*_hint.txt`` files
-            (also stored as the hint of each new version).
-        play_stats: Environment ID -> the ``record_play_stats`` keyword arguments taken
-            from a pool's memory and recorded (checkpoint :data:`POOL_CHECKPOINT`).
+        problems: One line per input (or part of one) that was not imported, and why.
+        notes: What the input lacked without anything being skipped (a SPADE pool
+            without ``env_memory.json``).
+        hints: Environment ID -> hint text of a ``spade-pool``'s hint files (also
+            stored as the hint of each new version).
+        spade_stats: Environment ID -> SPADE's own statistics of a new version from the
+            pool's ``env_memory.json`` (``actor_win_rate``, ``regret``, ...), stored as
+            SPADE's in ``extra["spade"]["memory"]``, apart from this registry's play
+            statistics.
+        interrupted: The import was interrupted (Ctrl-C): what finished is registered,
+            and the same import continues it.
     """
 
     format: str
     imported: list[EnvRecord] = field(default_factory=list)
     skipped: int = 0
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     hints: dict[str, str] = field(default_factory=dict)
-    play_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    spade_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def counts(self) -> dict[str, int]:
+        """New versions by outcome: validated, rejected, unproven (stored unvalidated
+        because validation could not prove them) and unvalidated (not validated)."""
+        unproven = sum(
+            r.status == "unvalidated" and bool(r.extra.get("unproven")) for r in self.imported
+        )
+        counts = {s: sum(r.status == s for r in self.imported) for s in ("validated", "rejected")}
+        counts["unproven"] = unproven
+        counts["unvalidated"] = sum(r.status == "unvalidated" for r in self.imported) - unproven
+        return counts
 
     def summary(self) -> str:
-        """One line: how many were imported (by status), skipped and refused."""
+        """One line: how many were imported (by outcome), skipped and refused."""
         text = f"imported {len(self.imported)} environment version(s)"
-        counts = {s: sum(r.status == s for r in self.imported) for s in _IMPORT_STATUSES}
         if self.imported:
+            counts = self.counts()
             text += " (" + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ")"
         if self.skipped:
             text += f", {self.skipped} already registered (identical code)"
         if self.problems:
             text += f", {len(self.problems)} skipped with problems"
+        if self.interrupted:
+            text += "; interrupted before the end"
         return text
 
 
@@ -121,36 +142,103 @@ def _normalise_format(fmt: Any, formats: tuple[str, ...], action: str) -> str:
 
 
 # ----- export -------------------------------------------------------------------------------
+def select_records(
+    registry: Registry,
+    *,
+    status: str | None = None,
+    skill: str | None = None,
+    kind: str | None = None,
+    origin: str | None = None,
+    ids: Iterable[str] | None = None,
+) -> Iterable[EnvRecord]:
+    """The registered versions matching every given filter, oldest first.
+
+    Raises:
+        SpadeError: An unknown status, or an ID that is not registered.
+    """
+    if status is not None and status not in STATUSES:
+        raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
+    if ids is not None:
+        chosen = [registry.get(i) for i in dict.fromkeys(ids)]  # unknown IDs raise here
+        records: Iterable[EnvRecord] = sorted(chosen, key=lambda r: r.key)
+    else:
+        records = registry.iter_records(status=status)
+    wanted = {"status": status, "skill": skill, "kind": kind, "origin": origin}
+    return (
+        r
+        for r in records
+        if all(value is None or getattr(r, key) == value for key, value in wanted.items())
+    )
+
+
 def export_corpus(
-    registry: Registry, out: str | Path, format: str, *, status: str | None = None
+    registry: Registry,
+    out: str | Path,
+    format: str,
+    *,
+    status: str | None = None,
+    skill: str | None = None,
+    kind: str | None = None,
+    origin: str | None = None,
+    ids: Iterable[str] | None = None,
+    problems: list[str] | None = None,
 ) -> int:
-    """Write every registered version (or those with ``status``) to ``out``.
+    """Write every registered version (or a selection) to ``out``.
 
     Args:
         registry: The registry to read.
-        out: A file (``jsonl``, ``parquet``) or a new or empty directory (``package``).
-        format: ``"jsonl"``, ``"parquet"`` or ``"package"``.
-        status: Only versions with this status (e.g. ``"validated"``).
+        out: A file (``jsonl``, ``parquet``) or a new or empty directory (``package``,
+            ``spade-pool``).
+        format: ``"jsonl"``, ``"parquet"``, ``"package"`` or ``"spade-pool"``.
+        status, skill, kind, origin: Only versions with these values.
+        ids: Only these versions (``spade/<Name>-v<N>``).
+        problems: Gets one line per selected version that was not written, and why
+            (``spade-pool``: versions SPADE's loader could not load).
 
     Returns:
         The number of versions written.
 
     Raises:
-        SpadeError: Unknown format or status, a non-empty package directory, or pyarrow
-            missing for ``parquet``.
+        SpadeError: Unknown format, status or ID, a non-empty target directory, or
+            pyarrow missing for ``parquet``.
     """
     fmt = _normalise_format(format, EXPORT_FORMATS, "export")
-    if status is not None and status not in STATUSES:
-        raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
     out = Path(out)
-    if fmt == "jsonl":
-        return registry.export_jsonl(out, status=status)
-    # Oldest first, so an import registers the versions of a name in order.
-    records = registry.iter_records(status=status)
     if fmt == "package":
         check_package_target(out)  # before reading the registry: fail fast
+    elif fmt == "spade-pool":
+        check_pool_target(out)
+    if fmt == "jsonl" and all(v is None for v in (skill, kind, origin, ids)):
+        if status is not None and status not in STATUSES:
+            raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
+        return registry.export_jsonl(out, status=status)
+    # Oldest first, so an import registers the versions of a name in order.
+    records = select_records(
+        registry, status=status, skill=skill, kind=kind, origin=origin, ids=ids
+    )
+    if fmt == "jsonl":
+        return _export_jsonl(records, out)
+    if fmt == "package":
         return export_package(list(records), out)
+    if fmt == "spade-pool":
+        return export_pool(records, out, problems)
     return export_parquet(records, out)
+
+
+def _export_jsonl(records: Iterable[EnvRecord], out: Path) -> int:
+    """What ``Registry.export_jsonl`` writes, for a selection (replaced atomically)."""
+    tmp = out.with_name(out.name + ".partial")
+    written = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+                written += 1
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return written
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -229,12 +317,15 @@ def detect_format(path: str | Path) -> str:
     if path.is_dir():
         if find_manifest(path) is not None:
             return "package"
-        if any(path.glob("game_*.py")):
-            return "spade-pool"
-        raise SpadeError(
-            f"{path} is neither a package export (manifest.json with pyproject.toml) nor a "
-            "SPADE pool (game_*.py files); pass format= one of " + ", ".join(IMPORT_FORMATS) + "."
-        )
+        try:
+            find_pool(path)
+        except SpadeError:
+            raise SpadeError(
+                f"{path} is neither a package export (manifest.json with pyproject.toml) nor a "
+                "SPADE pool (game_*.py files, or a spade_games/ or games/ folder of them); "
+                "pass format= one of " + ", ".join(IMPORT_FORMATS) + "."
+            ) from None
+        return "spade-pool"
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
@@ -246,14 +337,17 @@ def detect_format(path: str | Path) -> str:
     )
 
 
-def read_rows(path: str | Path, format: str | None, problems: list[str]) -> tuple[str, list[Row]]:
+def read_rows(
+    path: str | Path, format: str | None, problems: list[str], notes: list[str] | None = None
+) -> tuple[str, list[Row]]:
     """The rows an export holds, checked for shape but not trusted (nothing is validated
     here: :func:`spade_envs.runtime.imports.import_corpus` does that, then registers).
 
     Args:
         path: A ``.jsonl``/``.parquet`` file, a package directory or a SPADE pool directory.
         format: One of :data:`IMPORT_FORMATS`; None detects it from ``path``.
-        problems: Gets one line per pool file that is skipped, and why.
+        problems: Gets one line per pool file (or part of one) that is skipped, and why.
+        notes: Gets one line per part a pool lacks (no ``env_memory.json``).
 
     Returns:
         The format read and the rows.
@@ -272,54 +366,7 @@ def read_rows(path: str | Path, format: str | None, problems: list[str]) -> tupl
         return fmt, _read_parquet(path)
     if fmt == "package":
         return fmt, read_package(path)
-    return fmt, read_pool(path, problems)
-
-
-def register_rows(registry: Registry, rows: list[Row], result: ImportResult) -> None:
-    """Store prepared rows (identical code is skipped) and account for them in ``result``."""
-    _register_rows(registry, rows, result)
-
-
-def _register_rows(registry: Registry, rows: list[Row], result: ImportResult) -> None:
-    if rows and all(r.version is not None for r in rows):
-        rows = sorted(rows, key=lambda r: r.version or 0)  # stable: keeps each name's order
-    # Rows get keys above the newest key before the import; identical code returns the
-    # existing record instead (possibly under another name).
-    newest = registry.list(limit=1, include_retired=True)
-    before = newest[0].key if newest else 0
-    seen: set[str] = set()
-    # Consecutive runs of rows with the same shared fields go in one transaction each.
-    for _group, run in itertools.groupby(rows, key=Row.group):
-        for chunk in _batches(run, 1000):
-            first = chunk[0]
-            records = registry.register_many(
-                [(r.source, r.meta) for r in chunk],
-                status=first.status,
-                model=first.model,
-                hint=first.hint,
-                prompt_sha256=first.prompt_sha256,
-                extra=first.extra,
-                reports=[r.report for r in chunk],
-            )
-            for row, record in zip(chunk, records):
-                _account(
-                    registry, row, record, record.key > before and record.id not in seen, result
-                )
-                seen.add(record.id)
-
-
-def _account(
-    registry: Registry, row: Row, record: EnvRecord, new: bool, result: ImportResult
-) -> None:
-    if row.hint and result.format == "spade-pool":
-        result.hints[record.id] = row.hint
-    if not new:
-        result.skipped += 1
-        return
-    result.imported.append(record)
-    if row.stats is not None:
-        registry.record_play_stats(record.id, POOL_CHECKPOINT, **row.stats)
-        result.play_stats[record.id] = dict(row.stats)
+    return fmt, read_pool(path, problems, notes)
 
 
 def _read_jsonl(path: Path) -> list[Row]:

@@ -1,46 +1,98 @@
 """Reading the environment pools written by the public SPADE code.
 
-A pool is a directory of ``game_<rollout>_<index>_<skill>.py`` files, each optionally with
-a ``game_..._hint.txt`` beside it, and an ``env_memory.json`` (in the pool or its parent)
-holding each game's skill, win rate and regret (SPADE's name for what we call the hint
-gain: with-hint minus without-hint return, not floored). :func:`read_pool` turns the
-games into rows: pool code is read with :mod:`ast` only, never executed, and a bad game is reported
-in ``problems`` and skipped rather than failing the whole pool. :func:`spade_skill` maps
-SPADE's skill names onto our skill families.
+Two layouts are read (:func:`find_pool` tells them apart):
 
-A pool may be hostile. Every path is ``lstat``-ed and only regular files are read: a
-symbolic link (say, to a root-only file), a FIFO or a device file is reported and never
-opened, and each file is read up to a size cap only (:mod:`.limits`). The skill label
-and play statistics of ``env_memory.json`` are kept (they are not code and grant no
-trust); kind and ``max_turns`` come from the game's source, and its status from
-validation on import.
+- **A self-play run**: a folder of ``game_<rollout>_<index>_<skill>.py`` files (SPADE's
+  ``--spade-games-dir``, ``spade_games/`` by default), each starting with SPADE's header
+  docstring (:data:`SPADE_HEADER`), and beside it the cache folder
+  (``spade_games_cache/``, or ``<games folder>_cache/``) holding ``env_memory.json`` and
+  the hints SPADE's orchestrator writes as ``step_<rollout:05d>/<game stem>_hint.txt``.
+  A hint beside the game (``<stem>_hint.txt``) is read too; the latest step wins.
+- **The published static corpus** (``spare-rl/spare-gpt55-static-corpus``): ``games/``
+  with ``manifest.jsonl`` and ``checksums.sha256`` beside it. SPADE's code never reads the
+  manifest, so its fields are not known: each line is an object naming its game in one of
+  :data:`MANIFEST_GAME_KEYS`; its skill (``skill`` or ``category``) labels the game, and
+  its other short scalar fields are kept as SPADE's. A game that does not match
+  ``checksums.sha256`` is skipped.
+
+:func:`read_pool` turns the games into rows: pool code is read with :mod:`ast` only, never
+executed, and a bad game is reported in ``problems`` and skipped rather than failing the
+whole pool; a missing or malformed ``env_memory.json`` or manifest (or one bad record in
+it) is reported and the games are imported without it. SPADE's own labels and play
+statistics go to the version's ``extra["spade"]`` exactly as SPADE has them (skill name,
+file name, and the memory's ``actor_win_rate``, ``regret``, ``rollout_id`` and
+``metadata``): they are SPADE's numbers, never mixed into this registry's play
+statistics. :func:`spade_skill` maps SPADE's skill and category names onto our skill
+families; :func:`source_max_turns` is the one ``max_turns`` rule of every import and of
+``spade-envs register``.
+
+Finding the parts and reading the side files is :mod:`.spade_layout`'s job. A pool may
+be hostile. Every path is ``lstat``-ed and only regular files and real
+folders are read: a symbolic link (say, to a root-only file), a FIFO or a device file is
+reported and never opened, and each file (games, hints, memory, manifest, checksums) is
+read up to a size cap only (:mod:`.limits`). Nothing read here grants trust: kind and
+``max_turns`` come from the game's source, and its status from validation on import.
 """
 
 from __future__ import annotations
 
 import ast
-import math
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
+from ..core.dialect import (
+    PARSE_LOCK,
+    SPADE_HEADER,
+    SPADE_SKIPPED_CLASSES,
+    Dialect,
+    dialect_of_tree,
+)
+from ..core.duck import SPADE_MAX_TURNS
 from ..core.metadata import SKILLS, EnvMetadata
 from ..error import SpadeError
 from ._rows import Row
 from .ids import check_name
-from .limits import (
-    MAX_HINT_BYTES,
-    MAX_MEMORY_BYTES,
-    MAX_SOURCE_BYTES,
-    exists_unfollowed,
-    parse_json,
-    read_regular,
+from .limits import MAX_HINT_BYTES, MAX_SOURCE_BYTES, exists_unfollowed, read_regular
+from .spade_layout import (
+    MAX_LABEL_CHARS,
+    POOL_FILE,
+    PoolLayout,
+    cache_hints,
+    find_pool,
+    memory_record,
+    memory_stats,
+    pool_order,
+    read_checksums,
+    read_manifest,
+    read_memory,
+    read_text,
 )
 
-__all__ = ["DEFAULT_POOL_SKILL", "read_pool", "spade_skill"]
+__all__ = [
+    "DEFAULT_POOL_SKILL",
+    "POOL_FILE",
+    "SPADE_DEFAULT_MAX_TURNS",
+    "SPADE_HEADER",
+    "PoolLayout",
+    "class_facts",
+    "class_max_turns",
+    "find_pool",
+    "memory_stats",
+    "read_pool",
+    "source_max_turns",
+    "spade_skill",
+]
 
-_POOL_FILE = re.compile(r"game_(?P<rollout>\d+)_(?P<index>\d+)_(?P<slug>.+)")
-#: The SPADE code's cognitive skills, as our skill families.
+#: ``max_turns`` of a SPADE-dialect game that declares none: the runtime's
+#: (:data:`spade_envs.core.duck.SPADE_MAX_TURNS`, ``ToolUseBaseEnv``'s default).
+SPADE_DEFAULT_MAX_TURNS = SPADE_MAX_TURNS
+#: Skill of pool games whose SPADE skill has no family here (memory, language, ...).
+DEFAULT_POOL_SKILL = "general"
+
+#: The SPADE code's skills and their categories (game_generator.COGNITIVE_SKILLS,
+#: prompts/tool_use_template.TOOL_USE_SKILLS), as our skill families.
 _SPADE_SKILLS = {
     "pattern recognition": "pattern",
     "logical deduction": "logic",
@@ -49,20 +101,42 @@ _SPADE_SKILLS = {
     "spatial reasoning": "planning",
     "causal inference": "science",
     "optimization": "planning",
+    "memory recall": DEFAULT_POOL_SKILL,
+    "language understanding": DEFAULT_POOL_SKILL,
+    # Tool use: sequencing calls is planning; choosing, querying and recovering is logic.
+    "api orchestration": "planning",
+    "data retrieval": "logic",
+    "state modification": "planning",
+    "error recovery": "logic",
+    "tool selection": "logic",
+    "multi step workflows": "planning",
+    # The categories those skills are grouped in.
+    "core reasoning": "logic",
+    "executive skills": "planning",
+    "analytical skills": "math",
+    "visual skills": "planning",
+    "cognitive skills": DEFAULT_POOL_SKILL,
+    "language skills": DEFAULT_POOL_SKILL,
+    "stateful operations": "planning",
+    "query then act": "logic",
+    "mutation chains": "planning",
+    "robustness": "logic",
+    "decision making": "logic",
+    "sequential planning": "planning",
 }
 _SKILL_WORDS = (
     ("math", "math"), ("arithmetic", "math"), ("logic", "logic"), ("deduc", "logic"),
     ("plan", "planning"), ("optim", "planning"), ("spatial", "planning"), ("code", "code"),
     ("program", "code"), ("caus", "science"), ("scien", "science"), ("physic", "science"),
-    ("pattern", "pattern"), ("sequence", "pattern"),
+    ("pattern", "pattern"), ("sequence", "pattern"), ("workflow", "planning"),
+    ("orchestrat", "planning"), ("retriev", "logic"),
 )  # fmt: skip
-#: Skill of pool games whose SPADE skill has no family here (memory, language, ...).
-DEFAULT_POOL_SKILL = "general"
 
 
 def spade_skill(text: str) -> str:
-    """Our skill family for a SPADE skill name or file slug (``"logical_deduction"``)."""
-    words = " ".join(re.split(r"[\s_-]+", text.strip().lower()))
+    """Our skill family for a SPADE skill or category name, or a file slug
+    (``"Logical Deduction"``, ``"logical_deduction"``, ``"Multi-Step_Workflows"``)."""
+    words = " ".join(re.split(r"[\s_-]+", str(text).strip().lower()))
     if words in SKILLS:
         return words
     if words in _SPADE_SKILLS:
@@ -73,113 +147,96 @@ def spade_skill(text: str) -> str:
     return DEFAULT_POOL_SKILL
 
 
-def _pool_order(file: Path) -> tuple[int, int, str]:
-    match = _POOL_FILE.fullmatch(file.stem)
-    if match is None:
-        return (10**9, 0, file.name)
-    return (int(match["rollout"]), int(match["index"]), file.name)
+# ----- max_turns ----------------------------------------------------------------------------
+def class_max_turns(
+    cls: ast.ClassDef, classes: dict[str, ast.ClassDef] | None = None
+) -> int | None:
+    """The ``max_turns`` a class declares, as SPADE's loader (and the runtime's
+    :func:`~spade_envs.core.duck.spade_max_turns`) finds it: a class attribute, else the
+    default of ``__init__``'s ``max_turns`` parameter, each looked up through the
+    module's own base ``classes`` too; None when it declares none."""
+    lineage = _lineage(cls, classes or {})
+    for node in lineage:
+        for statement in node.body:
+            targets = statement.targets if isinstance(statement, ast.Assign) else []
+            if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                targets = [statement.target]
+            if any(isinstance(t, ast.Name) and t.id == "max_turns" for t in targets):
+                return _turns(statement.value)  # type: ignore[union-attr]
+    for node in lineage:
+        init = next(
+            (f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"),
+            None,
+        )
+        if init is not None:
+            args = init.args
+            positional = args.posonlyargs + args.args
+            names = [a.arg for a in positional][len(positional) - len(args.defaults) :]
+            defaults = dict(zip(names, args.defaults))
+            defaults.update(
+                (a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+            )
+            return _turns(defaults.get("max_turns"))
+    return None
 
 
-def _pool_memory(path: Path, problems: list[str]) -> dict[str, dict[str, Any]]:
-    """The pool's ``env_memory.json`` records by game file name (latest record wins)."""
-    for folder in (path, path.parent):
-        memory = folder / "env_memory.json"
-        if exists_unfollowed(memory):
-            break
-    else:
-        return {}
-    try:
-        text = read_regular(memory, max_bytes=MAX_MEMORY_BYTES, what="pool memory").decode()
-        records = parse_json(text, str(memory), max_chars=MAX_MEMORY_BYTES)
-    except (SpadeError, UnicodeDecodeError) as exc:
-        problems.append(f"{memory}: not readable JSON ({exc}); imported without its stats.")
-        return {}
-    if not isinstance(records, list):
-        problems.append(f"{memory}: expected a JSON array of records; imported without it.")
-        return {}
-    return {
-        Path(r["game_file"]).name: r
-        for r in records
-        if isinstance(r, dict) and isinstance(r.get("game_file"), str)
-    }
+def _lineage(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> list[ast.ClassDef]:
+    """``cls`` and its bases defined in the module, in lookup order (depth first)."""
+    order: list[ast.ClassDef] = []
+    stack = [cls]
+    while stack:
+        node = stack.pop()
+        if node in order:
+            continue
+        order.append(node)
+        bases = [classes[b] for b in map(_base_name, node.bases) if b in classes]
+        stack.extend(reversed(bases))
+    return order
 
 
-def read_pool(path: Path, problems: list[str]) -> list[Row]:
-    """The games of the SPADE pool at ``path``, oldest rollout first.
+def _turns(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 1:
+        return node.value
+    return None
 
-    Args:
-        path: The pool directory.
-        problems: Gets one line per game (or memory file) that was skipped, and why
-            (symbolic links, FIFOs and devices among them: they are never opened).
 
-    Raises:
-        SpadeError: ``path`` is not a directory or holds no ``game_*.py`` files.
+def source_max_turns(source: str, class_name: str, default: int) -> int:
+    """``max_turns`` of the class ``class_name`` in ``source``, read without running it.
+
+    SPADE's loader semantics, as the runtime plays a SPADE-dialect class: the class's own
+    ``max_turns``, else its ``__init__`` default (``ToolUseBaseEnv``'s is 10), else
+    :data:`SPADE_DEFAULT_MAX_TURNS`. A native class (:mod:`spade_envs.core.dialect`),
+    whose protocol base defines ``max_turns``, gets ``default`` when it declares none.
     """
-    if not path.is_dir():
-        raise SpadeError(f"{path} is not a directory; a SPADE pool is a folder of game_*.py.")
-    files = sorted(path.glob("game_*.py"), key=_pool_order)
-    if not files:
-        raise SpadeError(f"{path} holds no game_*.py files; is it a SPADE pool directory?")
-    memory = _pool_memory(path, problems)
-    rows = []
-    for file in files:
-        try:
-            rows.append(_pool_game(file, memory.get(file.name)))
-        except SpadeError as exc:
-            problems.append(f"{file.name}: {exc}")
-    return rows
+    try:
+        with PARSE_LOCK:
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return default
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    if class_name in classes:
+        declared = class_max_turns(classes[class_name], classes)
+        if declared is not None:
+            return declared
+    if dialect_of_tree(tree) is Dialect.NATIVE:
+        return default
+    return SPADE_DEFAULT_MAX_TURNS
 
 
-def _pool_game(file: Path, memory: dict[str, Any] | None) -> Row:
-    """One pool game, read with ``ast`` (never executed)."""
+def class_facts(source: str, class_name: str) -> tuple[bool, str]:
+    """``(tool use, docstring)`` of the class ``class_name`` in ``source``: whether it
+    derives from SPADE's ``ToolUseBaseEnv`` (a ``tool`` environment) and its docstring
+    on one line (a SPADE game's description); ``(False, "")`` when it cannot be read."""
     try:
-        source = read_regular(file, max_bytes=MAX_SOURCE_BYTES, what="pool game").decode()
-    except SpadeError as exc:
-        raise SpadeError(f"not imported: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SpadeError(f"cannot read it ({exc}).") from None
-    try:
-        tree = ast.parse(source, filename=file.name)
-    except SyntaxError as exc:
-        raise SpadeError(f"does not parse: {exc.msg} (line {exc.lineno}).") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise SpadeError(f"cannot be parsed ({type(exc).__name__}).") from None
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    bases = {_base_name(b) for c in classes for b in c.bases}
-    envs = [c for c in classes if c.name.endswith("Env") and c.name not in bases]
-    if len(envs) != 1:
-        found = ", ".join(c.name for c in envs) or "none"
-        raise SpadeError(f"expected one class whose name ends in 'Env', found {found}.")
-    cls = envs[0]
-    check_name(cls.name)
-    kind = "tool" if "ToolUseBaseEnv" in {_base_name(b) for b in cls.bases} else "text"
-    doc = ast.get_docstring(cls) or (ast.get_docstring(tree) or "").strip().split("\n")[0]
-    match = _POOL_FILE.fullmatch(file.stem)
-    skill_text = match["slug"] if match else ""
-    if memory is not None and isinstance(memory.get("skill"), str) and memory["skill"].strip():
-        skill_text = memory["skill"]
-    hint = ""
-    hint_file = file.with_name(f"{file.stem}_hint.txt")
-    if exists_unfollowed(hint_file):
-        try:
-            data = read_regular(hint_file, max_bytes=MAX_HINT_BYTES, what="pool hint")
-            hint = data.decode("utf-8").strip()
-        except SpadeError as exc:
-            raise SpadeError(f"not imported: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise SpadeError(f"cannot read {hint_file.name} ({exc}).") from None
-    meta = EnvMetadata(
-        name=cls.name,
-        kind=kind,
-        skill=spade_skill(skill_text),
-        description=" ".join(doc.split()),
-        max_turns=_max_turns(cls),
-        reward_range=(0.0, 1.0),
-        origin="imported",
-    )
-    return Row(
-        source, where=file.name, label=cls.name, meta=meta, hint=hint, stats=_pool_stats(memory)
-    )
+        with PARSE_LOCK:
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False, ""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    if class_name not in classes:
+        return False, ""
+    cls = classes[class_name]
+    return _subclasses_tool_base(cls, classes), " ".join((ast.get_docstring(cls) or "").split())
 
 
 def _base_name(node: ast.expr) -> str:
@@ -188,54 +245,161 @@ def _base_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _max_turns(cls: ast.ClassDef) -> int:
-    """The ``max_turns=`` default of ``__init__``, else a class attribute, else 10."""
-    from_init: ast.expr | None = None
-    from_class: ast.expr | None = None
-    for node in cls.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
-            args = node.args
-            positional = [a.arg for a in args.posonlyargs + args.args]
-            defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-            defaults.update(
-                (a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
-            )
-            from_init = defaults.get("max_turns")
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "max_turns" for t in node.targets
-        ):
-            from_class = node.value
-    for value in (from_init, from_class):
-        if isinstance(value, ast.Constant) and type(value.value) is int and value.value >= 1:
-            return value.value
-    return 10
+def _subclasses_tool_base(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> bool:
+    """Whether ``cls`` derives from ``ToolUseBaseEnv`` (through classes of the module too)."""
+    stack, seen = [cls], set()
+    while stack:
+        node = stack.pop()
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        for base in map(_base_name, node.bases):
+            if base == "ToolUseBaseEnv":
+                return True
+            if base in classes:
+                stack.append(classes[base])
+    return False
 
 
-def _pool_stats(memory: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``record_play_stats`` arguments from a SPADE memory record (win rate and regret).
+# ----- the games ----------------------------------------------------------------------------
+def read_pool(path: Path, problems: list[str], notes: list[str] | None = None) -> list[Row]:
+    """The games of the SPADE pool at ``path``, oldest rollout first.
 
-    SPADE's ``regret`` field is ``R(hint) - R(no hint)`` as its orchestrator computes it
-    (``_finalize_regrets``), unfloored: our ``hint_gain``, not our floored ``regret``.
+    Args:
+        path: The pool: a games folder, a run folder or the static corpus's root.
+        problems: Gets one line per game (or side file, or record in one) that was skipped,
+            and why (symbolic links, FIFOs and devices among them: they are never opened).
+        notes: Gets lines about what the pool lacks (no ``env_memory.json``).
+
+    Raises:
+        SpadeError: ``path`` is not a directory or holds no ``game_*.py`` files.
     """
-    if memory is None or memory.get("actor_win_rate") is None:
-        return None
-    # The key stays "regret": it is SPADE's file format, not ours.
-    win_rate, hint_gain = memory.get("actor_win_rate"), memory.get("regret") or 0.0
-    for label, value in (("actor_win_rate", win_rate), ("regret", hint_gain)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-        ):
-            raise SpadeError(f"env_memory.json has a non-numeric {label} {value!r} for it.")
-    if not 0.0 <= win_rate <= 1.0:
-        raise SpadeError(f"env_memory.json has actor_win_rate {win_rate!r}, outside [0, 1].")
-    # SPADE keeps only the win rate and the hint gain (with hint - without hint): the
-    # returns are rebuilt so that record_play_stats derives the same hint gain.
-    return {
-        "plays_with_hint": 0,
-        "plays_without_hint": 0,
-        "mean_return_with_hint": float(win_rate) + float(hint_gain),
-        "mean_return_without_hint": float(win_rate),
-        "win_rate": float(win_rate),
-    }
+    layout = find_pool(path)
+    files = sorted(layout.games.glob("game_*.py"), key=pool_order)
+    if layout.memory is None and layout.manifest is None and notes is not None:
+        notes.append(
+            f"no env_memory.json beside {layout.games} or in its cache: SPADE's win rates and "
+            "regrets were not imported (skills come from the file names)."
+        )
+    memory = read_memory(layout.memory, problems)
+    manifest = read_manifest(layout.manifest, problems)
+    checksums = read_checksums(layout.checksums, problems)
+    hints = cache_hints(layout.cache, problems)
+    rows = []
+    for file in files:
+        try:
+            rows.append(
+                _pool_game(
+                    file,
+                    memory.get(file.name, []),
+                    manifest.get(file.name),
+                    checksums.get(file.name),
+                    hints.get(file.stem),
+                    problems,
+                )
+            )
+        except SpadeError as exc:
+            problems.append(f"{file.name}: {exc}")
+    return rows
+
+
+def _read_game(file: Path, checksum: str | None) -> str:
+    try:
+        data = read_regular(file, max_bytes=MAX_SOURCE_BYTES, what="pool game")
+    except SpadeError as exc:
+        raise SpadeError(f"not imported: {exc}") from None
+    if checksum is not None and hashlib.sha256(data).hexdigest() != checksum:
+        raise SpadeError(
+            "does not match its checksums.sha256 line (changed or corrupted after download); "
+            "not imported. Download the corpus again."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpadeError(f"cannot read it ({exc}).") from None
+
+
+def _read_hint(file: Path, cached: tuple[int, Path] | None) -> tuple[str, int | None]:
+    """The game's hint (the cache's latest step, else beside the game) and its step."""
+    if cached is None:
+        step, hint_file = None, file.with_name(f"{file.stem}_hint.txt")
+        if not exists_unfollowed(hint_file):
+            return "", None
+    else:
+        step, hint_file = cached
+    try:
+        return read_text(hint_file, MAX_HINT_BYTES, "pool hint").strip(), step
+    except SpadeError as exc:
+        raise SpadeError(f"not imported: {exc}") from None
+
+
+def _pool_game(
+    file: Path,
+    records: list[dict[str, Any]],
+    entry: dict[str, Any] | None,
+    checksum: str | None,
+    cached_hint: tuple[int, Path] | None,
+    problems: list[str],
+) -> Row:
+    """One pool game, read with ``ast`` (never executed)."""
+    source = _read_game(file, checksum)
+    try:
+        with PARSE_LOCK:
+            tree = ast.parse(source, filename=file.name)
+    except SyntaxError as exc:
+        raise SpadeError(f"does not parse: {exc.msg} (line {exc.lineno}).") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise SpadeError(f"cannot be parsed ({type(exc).__name__}).") from None
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    # SPADE's loader takes the first class whose name ends in "Env" (not its base classes).
+    envs = [n for n in classes if n.endswith("Env") and n not in SPADE_SKIPPED_CLASSES]
+    if not envs:
+        raise SpadeError("expected one class whose name ends in 'Env', found none.")
+    cls = classes[envs[0]]
+    check_name(cls.name)
+    hint, step = _read_hint(file, cached_hint)
+    match = POOL_FILE.fullmatch(file.stem)
+    label = match["slug"] if match else ""
+    spade: dict[str, Any] = {"file": file.name}
+    if match:
+        spade.update(rollout=int(match["rollout"]), index=int(match["index"]))
+    if entry:
+        spade["manifest"] = entry
+        for key in ("skill", "category"):
+            if isinstance(entry.get(key), str) and entry[key].strip():
+                label = entry[key]
+                break
+    record = memory_record(records, source)
+    if record is not None:
+        try:
+            spade["memory"] = memory_stats(record)
+        except SpadeError as exc:
+            problems.append(
+                f"{file.name}: its env_memory.json record was skipped ({exc}); the game was "
+                "imported without SPADE's statistics."
+            )
+        else:
+            label = spade["memory"]["skill"].strip() or label
+    spade["skill"] = label[:MAX_LABEL_CHARS]
+    if step is not None:
+        spade["hint_step"] = step
+    doc = ast.get_docstring(cls) or (ast.get_docstring(tree) or "").strip().split("\n")[0]
+    kind = "tool" if _subclasses_tool_base(cls, classes) else "text"
+    meta = EnvMetadata(
+        name=cls.name,
+        kind=kind,
+        skill=spade_skill(label),
+        description=" ".join(doc.split()),
+        max_turns=source_max_turns(source, cls.name, SPADE_DEFAULT_MAX_TURNS),
+        reward_range=(0.0, 1.0),
+        origin="imported",
+    )
+    return Row(
+        source,
+        where=file.name,
+        label=cls.name,
+        meta=meta,
+        hint=hint,
+        extra={"spade": spade},
+        description=meta.description,
+    )

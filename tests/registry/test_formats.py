@@ -22,7 +22,6 @@ from spade_envs.core.loader import load_env_class
 from spade_envs.error import SpadeError
 from spade_envs.registry import Registry
 from spade_envs.registry.formats import (
-    POOL_CHECKPOINT,
     detect_format,
     export_corpus,
     spade_skill,
@@ -640,13 +639,13 @@ def test_spade_pool_import(registry_url, tmp_path):
     assert anagram.skill == "general" and anagram.max_turns == 6
     assert registry.get("spade/WarehouseLookupEnv-v1").kind == "tool"
 
-    (stats,) = registry.play_stats(modular.id)
-    assert stats.checkpoint == POOL_CHECKPOINT and stats.win_rate == 0.25
-    assert (stats.mean_return_without_hint, stats.mean_return_with_hint) == (0.25, 0.75)
-    assert stats.hint_gain == 0.5
-    assert registry.play_stats(odd.id)[0].hint_gain == 0.125
-    assert registry.play_stats(sequence.id) == []
-    assert set(result.play_stats) == {modular.id, odd.id}
+    # SPADE's statistics are kept as SPADE's (extra["spade"]), not as this registry's plays.
+    stats = modular.extra["spade"]["memory"]
+    assert (stats["actor_win_rate"], stats["regret"], stats["rollout_id"]) == (0.25, 0.5, 3)
+    assert odd.extra["spade"]["memory"]["regret"] == 0.125
+    assert "memory" not in sequence.extra["spade"]
+    assert registry.play_stats(modular.id) == registry.play_stats(odd.id) == []
+    assert set(result.spade_stats) == {modular.id, odd.id}
 
     again = import_corpus(registry, pool, "spade-pool", validate=False)
     assert again.imported == [] and again.skipped == 6 and len(again.problems) == 2
@@ -674,7 +673,7 @@ def test_spade_pool_without_games_or_with_bad_memory(tmp_path):
     result = import_corpus(registry, pool, validate=False)
     assert [r.id for r in result.imported] == ["spade/OddDivisorEnv-v1"]
     assert "env_memory.json: not readable JSON" in result.problems[0]
-    assert result.play_stats == {}
+    assert result.spade_stats == {}
 
 
 @pytest.mark.parametrize(

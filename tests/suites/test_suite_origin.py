@@ -70,7 +70,7 @@ def test_revalidation_keeps_the_origin_it_was_stored_with(tmp_path, monkeypatch)
         meta = type(spec.meta)(**{**spec.meta.__dict__, "name": "PlainArithmetic"})
         plain = registry.register(plain_source, meta, status="unvalidated")
         verdicts = dict(validate_stored(registry, [suite.id, plain.id], budget="fast"))
-        assert verdicts == {suite.id: True, plain.id: False}
+        assert verdicts == {suite.id: "validated", plain.id: "rejected"}
         assert registry.get(plain.id).status == "rejected"
     finally:
         registry.close()

@@ -89,3 +89,67 @@ def test_a_spade_tool_game_plays_through_the_door_with_spades_seeds():
         assert (reward, terminated, truncated) == (1.0, True, False)
     finally:
         env.close()
+
+
+def test_a_pool_of_spade_dialect_games_round_trips_with_verdicts_and_plays(tmp_path, monkeypatch):
+    """SPADE's own shapes as a pool: imported with validation (validated, or unproven with
+    the reason), exported back to SPADE's layout, imported again to the same sources; the
+    tool game is a gym.make ID whose solution wins."""
+    import warnings
+
+    import gymnasium as gym
+
+    from spade_envs.registry import Registry
+    from spade_envs.registry.formats import export_corpus
+    from spade_envs.runtime import import_corpus
+
+    pool = tmp_path / "run" / "spade_games"
+    pool.mkdir(parents=True)
+    stems = {
+        "multi_turn_no_imports.py": "game_00001_000_logical_deduction",
+        "tool_use_prose.py": "game_00001_001_multi_step_workflows",
+        "two_env_classes.py": "game_00001_002_mathematical_reasoning",
+    }
+    for name, stem in stems.items():
+        (pool / f"{stem}.py").write_text((FIXTURES / name).read_text(encoding="utf-8"))
+    url = f"sqlite:///{tmp_path / 'pool.db'}"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", url)  # where gym.make looks
+    registry = Registry(url)
+    try:
+        result = import_corpus(registry, pool.parent, budget="fast", workers=1)
+        assert result.problems == [], result.problems
+        records = {r.name: r for r in registry.iter_records()}
+        assert {n: r.status for n, r in records.items()} == {
+            "HiddenPathEnv": "unvalidated",
+            "ArchiveReportEnv": "validated",
+            "SumTargetEnv": "validated",
+        }
+        assert "defines no solution()" in records["HiddenPathEnv"].extra["unproven"]
+        assert records["ArchiveReportEnv"].kind == "tool"
+        assert records["ArchiveReportEnv"].skill == "planning"  # SPADE's tool-use category
+
+        out = tmp_path / "exported"
+        assert export_corpus(registry, out, "spade-pool") == 3
+        again = Registry(f"sqlite:///{tmp_path / 'again.db'}")
+        try:
+            import_corpus(again, out, validate=False)
+            assert {r.sha256 for r in again.iter_records()} == {r.sha256 for r in records.values()}
+        finally:
+            again.close()
+
+        from spade_envs.core.loader import load_env_class
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a validated version opens without a warning
+            env = gym.make(records["ArchiveReportEnv"].id)
+        try:
+            env.reset(seed=4)
+            local = load_env_class(records["ArchiveReportEnv"].source)()
+            local.reset(seed=4)
+            for action in local.solution():
+                _, reward, terminated, truncated, _ = env.step(action)
+            assert (reward, terminated, truncated) == (1.0, True, False)
+        finally:
+            env.close()
+    finally:
+        registry.close()
