@@ -112,7 +112,7 @@ def export(
 )
 @click.option(
     "--suite",
-    help="Import an external suite instead of a file: reasoning-gym or rlve "
+    help="Import an external suite instead of a file: reasoning-gym, rlve or textarena "
     "(needs `pip install 'spade-envs[suites]'`).",
 )
 @click.option("--tasks", help="With --suite: comma-separated task names (default: all).")

@@ -74,7 +74,9 @@ def _empty_registry_line(registry: Any) -> str:
     help="Only this status (retired versions are listed only with --status retired or --all).",
 )
 @click.option("--origin", type=SuggestChoice(ORIGINS, "origin"))
-@click.option("--suite", help="Only versions imported from this suite (reasoning-gym, rlve).")
+@click.option(
+    "--suite", help="Only versions imported from this suite (reasoning-gym, rlve, textarena)."
+)
 @click.option("--all", "show_all", is_flag=True, help="Also list retired versions.")
 @click.option(
     "--sort",

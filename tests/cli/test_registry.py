@@ -27,6 +27,7 @@ def test_register_list_show_retire_stats(runner, tmp_path):
     assert (
         "gym.make('spade/NumberGuess-v1')" in shown.output and "class NumberGuess" in shown.output
     )
+    assert "    dialect: native (spade_envs protocol" in shown.output
     assert (
         "retired spade/NumberGuess-v1"
         in runner.invoke(main, ["retire", "spade/NumberGuess-v1"]).output
@@ -34,6 +35,21 @@ def test_register_list_show_retire_stats(runner, tmp_path):
     stats = runner.invoke(main, ["stats"])
     assert "1 environment version(s) in the registry at sqlite:///" in stats.output
     assert "retired 1" in stats.output and "suite:" not in stats.output
+
+
+def test_register_stores_an_unproven_spade_game_unvalidated_and_show_says_why(runner, tmp_path):
+    from pathlib import Path
+
+    fixture = Path(__file__).parents[1] / "core" / "spade_fixtures" / "multi_turn_no_imports.py"
+    path = tmp_path / "hidden_path.py"
+    path.write_text(fixture.read_text(encoding="utf-8"))
+    result = runner.invoke(main, ["register", str(path), "--budget", "fast"])
+    assert result.exit_code == 0, result.output
+    assert "registered spade/HiddenPathEnv-v1 (unvalidated, budget fast)" in result.output
+    assert "unproven: the game defines no solution()" in result.output
+    shown = runner.invoke(main, ["show", "spade/HiddenPathEnv-v1"]).output
+    assert "    dialect: spade (SPADE's" in shown and "   unproven: the game defines no" in shown
+    assert "     status: unvalidated" in shown
 
 
 def test_register_refuses_invalid_code(runner, tmp_path):
