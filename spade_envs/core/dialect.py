@@ -24,13 +24,9 @@ checks with that reason.
 from __future__ import annotations
 
 import ast
-import collections
-import copy
 import enum
 import functools
-import heapq
 import importlib
-import itertools
 import threading
 import typing
 from typing import Any
@@ -108,9 +104,6 @@ _TYPING_NAMES = (
 _PROTOCOL_BASES = frozenset(
     {"TextEnv", "ToolEnv", "TextGame", "GameSeatEnv", "ReasoningGymTask", "RlveTask"}
 )
-
-# Imported for their side effect of being loaded once (the namespace maps to them).
-_ = (collections, copy, functools, heapq, itertools, typing)
 
 
 @functools.lru_cache(maxsize=1)
