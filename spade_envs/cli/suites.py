@@ -25,7 +25,7 @@ __all__ = ["SUITE_COMMANDS"]
     default="rg-hard",
     show_default=True,
     help="rg-hard (reasoning-gym's A.3 set, by SPADE's categories), rlve[:level], "
-    "reasoning-gym[:level] or seeds.",
+    "reasoning-gym[:level], textarena or seeds.",
 )
 @click.option("--episodes", type=click.IntRange(1, 10_000), default=8, show_default=True)
 @click.option("--max-turns", type=click.IntRange(1, 200), default=2, show_default=True)

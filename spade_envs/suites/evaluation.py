@@ -35,8 +35,9 @@ __all__ = [
     "suite_pool",
 ]
 
-#: The named sets ``--suite`` accepts (``rlve`` and ``reasoning-gym`` also take ``:<level>``).
-EVAL_SETS = ("rg-hard", "rlve", "reasoning-gym", "seeds")
+#: The named sets ``--suite`` accepts (``rlve`` and ``reasoning-gym`` also take ``:<level>``;
+#: ``textarena`` has level 0 only: its variants are game IDs of their own).
+EVAL_SETS = ("rg-hard", "rlve", "reasoning-gym", "textarena", "seeds")
 #: More versions than any suite import registers (a bound for the registry query).
 _MAX_SUITE_VERSIONS = 1_000_000
 #: SPADE's four reasoning-gym categories, in its column order.
@@ -111,7 +112,7 @@ def _suite_records(
 
 def suite_pool(name: str, registry: Any) -> list[str]:
     """The validated environment IDs of a set (``rlve``, ``rlve:3``, ``reasoning-gym``,
-    ``rg-hard``): a fixed pool for the fixed-pool baseline (``suite:<name>``). Unproven
+    ``rg-hard``, ``textarena``): a fixed pool for the fixed-pool baseline (``suite:<name>``). Unproven
     versions are left out of training pools."""
     return [t.env_id for t in eval_set(name, registry, validated_only=True).tasks]
 
@@ -150,7 +151,7 @@ def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalS
     if base not in EVAL_SETS:
         raise SpadeError(
             f"No evaluation set {name!r}.{suggest(base, EVAL_SETS)} The sets are: rg-hard, "
-            "rlve[:level], reasoning-gym[:level], seeds."
+            "rlve[:level], reasoning-gym[:level], textarena, seeds."
         )
     if base == "seeds":
         from ..seeds import seed_classes
@@ -164,7 +165,7 @@ def eval_set(name: str, registry: Any, *, validated_only: bool = False) -> EvalS
         left_out = [(i, f"quarantined: {_left_out_why(r)}") for i, r in quarantined.values()]
         categories = tuple(sorted({t.category for t in tasks}))
         return EvalSet(name, tasks, sorted(left_out), categories=categories)
-    suite = "reasoning-gym" if base in ("rg-hard", "reasoning-gym") else "rlve"
+    suite = {"rg-hard": "reasoning-gym", "reasoning-gym": "reasoning-gym"}.get(base, base)
     if base == "rg-hard":
         if level:
             raise SpadeError("rg-hard takes no level (it is the A.3 hard set).")

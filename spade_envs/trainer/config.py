@@ -228,8 +228,9 @@ class AgentSettings:
             (0: all of them).
         pool_kinds: Kinds of environment the pool draws from (``text``, ``tool``, ``game``).
         fixed_pool: Fixed-pool mode: the frozen environments (names or gym IDs, or
-            ``suite:rlve``, ``suite:rlve:3``, ``suite:reasoning-gym``, ``suite:rg-hard`` for
-            every validated version an import registered); empty: every seed environment
+            ``suite:rlve``, ``suite:rlve:3``, ``suite:reasoning-gym``, ``suite:rg-hard``,
+            ``suite:textarena`` for every validated version an import registered); empty:
+            every seed environment
             of ``pool_kinds`` except the evaluation ones.
         max_turns: Cap on turns per play (0: the environment's own limit).
         max_tokens: Longest reply per turn.

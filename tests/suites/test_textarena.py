@@ -212,6 +212,20 @@ def test_the_gate_validates_solved_games_and_stores_the_others_unproven(arena):
     assert registry.validations("spade/TaNimV0-v1")[0].passed
 
 
+def test_textarena_is_an_evaluation_set_and_a_training_pool(arena):
+    from spade_envs.suites.evaluation import eval_set, suite_pool
+
+    url, _ = arena
+    registry = Registry(url)
+    try:
+        pool = suite_pool("textarena", registry)  # validated versions only
+        assert pool == ["spade/TaNimV0-v1", "spade/TaTowerOfHanoiV0-v1"]
+        every = eval_set("textarena", registry)  # unproven ones are played too
+        assert [t.env_id for t in every.tasks] == [*pool[:1], "spade/TaTicTacToeV0-v1", pool[1]]
+    finally:
+        registry.close()
+
+
 def test_self_play_through_the_door(arena, monkeypatch):
     import gymnasium as gym
 
