@@ -40,6 +40,7 @@ __all__ = [
     "Dialect",
     "detect_dialect",
     "dialect_label",
+    "expected_win_rule",
     "dialect_of_tree",
     "predefined_names",
     "prepare_namespace",
@@ -157,6 +158,36 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
+def _protocol_classes(classes: dict[str, ast.ClassDef]) -> set[str]:
+    """Classes of ours, directly or through classes of the module."""
+    protocol: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, node in classes.items():
+            if name not in protocol and any(
+                b in protocol or (b in _PROTOCOL_BASES and b not in classes)
+                for b in _base_names(node)
+            ):
+                protocol.add(name)
+                changed = True
+    return protocol
+
+
+@functools.lru_cache(maxsize=4096)
+def expected_win_rule(source: str) -> str:
+    """The win rule ``source``'s environment must have, decided from its syntax tree
+    (never from what the environment reports): ``return`` for a class of our protocol,
+    ``final_reward`` for a SPADE game adapted from a ``*Env`` class."""
+    try:
+        with PARSE_LOCK:
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "return"
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    return "return" if _protocol_classes(classes) else "final_reward"
+
+
 def dialect_of_tree(tree: ast.Module) -> Dialect:
     """The dialect of a parsed module (see the module docstring for the rules)."""
     body = tree.body
@@ -169,18 +200,7 @@ def dialect_of_tree(tree: ast.Module) -> Dialect:
         return Dialect.SPADE
     classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
     bound = _bound_names(tree)
-    # A class of ours, directly or through classes of the module: the native dialect.
-    protocol: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, node in classes.items():
-            if name not in protocol and any(
-                b in protocol or (b in _PROTOCOL_BASES and b not in classes)
-                for b in _base_names(node)
-            ):
-                protocol.add(name)
-                changed = True
+    protocol = _protocol_classes(classes)
     uses_tool_base = "ToolUseBaseEnv" not in bound and any(
         "ToolUseBaseEnv" in _base_names(n) for n in classes.values()
     )

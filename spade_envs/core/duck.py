@@ -145,6 +145,17 @@ def duck_env_class(inner: type) -> type:
                     info["tools"] = [t for t in tools if isinstance(t, dict)]
             return info
 
+        def spade_tool_schemas(self) -> list[dict]:
+            """The tools a fresh game lists (SPADE's ToolUseBaseEnv resets in __init__)."""
+            if not tool_game:
+                return []
+            try:
+                game = inner(max_turns=turns)
+            except TypeError:
+                game = inner()
+            tools = game.get_tools()
+            return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+
         def hint(self) -> str:
             method = getattr(self.inner, "hint", None)
             if method is None:

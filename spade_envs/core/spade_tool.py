@@ -160,7 +160,7 @@ class ToolUseBaseEnv:
 def _parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
     try:
         call = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also an int past Python's digit limit
         return None
     if not isinstance(call, dict):
         return None

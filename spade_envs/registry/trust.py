@@ -95,8 +95,9 @@ def warn_unvalidated(env_id: str, status: str, *, stacklevel: int = 3) -> None:
         what = f"failed validation (status 'rejected'; `spade-envs show {env_id}` says why)"
     else:
         what = (
-            "was imported without validation (status 'unvalidated'): nobody checked that it "
-            "is well-formed, deterministic or winnable"
+            "was imported without validation, or validated but unproven (status "
+            f"'unvalidated'; `spade-envs show {env_id}` says which): nobody showed that it "
+            "can be won"
         )
     warnings.warn(
         f"{env_id} {what}. It runs in the sandbox by default all the same. Validate it with "

@@ -26,6 +26,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from ..core.dialect import expected_win_rule
+from ..error import EnvContractError
 from ..registry.trust import warn_quarantined, warn_retired, warn_unvalidated
 
 __all__ = ["make", "open_id", "open_record", "open_source", "register_seed", "resolve"]
@@ -96,6 +98,14 @@ def open_source(
     if isolation == "none":
         return opener(isolation="none", trust_code=trust_code)
     env = opener(isolation=isolation)
+    # How wins are counted is the source's dialect's, read here, never the worker's say.
+    rule = expected_win_rule(source)
+    if getattr(env, "win_rule", "return") != rule:
+        env.close()
+        raise EnvContractError(
+            f"{env_id} reported win_rule {getattr(env, 'win_rule', None)!r:.20}, but its "
+            f"source counts wins by {rule!r} (SPADE's rule is for SPADE's *Env games only)."
+        )
     if hasattr(env, "twin_opener"):
         env.twin_opener = opener
     return env

@@ -199,6 +199,10 @@ class _Host:
         meta["render_modes"] = list(env.metadata.get("render_modes", []))
         if meta["kind"] == "tool":
             meta["tool_schemas"] = env.function_schemas()
+        elif callable(getattr(env, "spade_tool_schemas", None)):
+            # A SPADE tool game lists its tools only after a reset: the probes must know
+            # them as they know a ToolEnv's (a tool may be the way to a wrong win).
+            meta["tool_schemas"] = env.spade_tool_schemas()
         return meta
 
     # ----- single-agent calls ---------------------------------------------------------------

@@ -112,8 +112,8 @@ def _suite_records(
 
 def suite_pool(name: str, registry: Any) -> list[str]:
     """The validated environment IDs of a set (``rlve``, ``rlve:3``, ``reasoning-gym``,
-    ``rg-hard``, ``textarena``): a fixed pool for the fixed-pool baseline (``suite:<name>``). Unproven
-    versions are left out of training pools."""
+    ``rg-hard``, ``textarena``): a fixed pool for the fixed-pool baseline
+    (``suite:<name>``). Unproven versions are left out of training pools."""
     return [t.env_id for t in eval_set(name, registry, validated_only=True).tasks]
 
 

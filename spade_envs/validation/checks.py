@@ -339,13 +339,31 @@ def _enumeration(env: Any, observations: dict[int, str]) -> str:
     return tried
 
 
+def _win_words(env: Any) -> str:
+    if getattr(env, "win_rule", "return") == "final_reward":
+        return "wins (ends the episode with a positive reward)"
+    return f"reaches the maximum reward {_top(env):g}"
+
+
 def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[int, str]:
-    """Trivial policies lose on every seed; returns each seed's first observation."""
+    """Trivial policies lose on every seed; returns each seed's first observation.
+
+    Without a solution (an unproven SPADE game) the empty action and random text still
+    must not win. Under SPADE's win rule (a final reward above zero) a trivial policy must
+    also not earn what the solution earns (or, without one, SPADE's full success 1.0):
+    rewards paid along the way are the trainer's reward too, and a game that pays for
+    wrong answers without ever ending them would otherwise pass."""
     observations: dict[int, str] = {}
+    farm = getattr(env, "win_rule", "return") == "final_reward"
     for seed in seeds:
-        solution = _solution_of(env, seed)
+        solution = _solution_of(env, seed) if subject.has_solution else None
+        earned = 1.0
+        if farm and solution is not None:
+            earned = _play(env, solution, seed, "playing the solution").total_reward
         policies = {"the empty action": repeated(""), "random text": random_text(seed)}
-        if not subject.is_game:  # a game is won along many paths; random moves may find one
+        if solution is not None and not subject.is_game:
+            # A game is won along many paths (random moves may find one); without a
+            # solution, wrong answers drawn from the observation may hit the right one.
             policies["wrong answers drawn from the observation"] = _wrong_answers(
                 subject, seed, solution
             )
@@ -355,7 +373,7 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[
         if subject.has_hint:
             _call("reset()", env.reset, seed=seed)
             policies["the hint text as the action"] = repeated(str(_call("hint()", env.hint)))
-        if len(set(solution)) > 1:
+        if solution is not None and len(set(solution)) > 1:
             policies["repeating the first solution action"] = repeated(solution[0])
         for label, policy in policies.items():
             episodes = [_play(env, policy, seed, f"playing {label}")]
@@ -365,8 +383,16 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[
             if any(_won(episode, env) for episode in episodes):
                 after = " after hint() was asked" if not _won(episodes[0], env) else ""
                 raise CheckFailed(
-                    f"seed {seed}: {label} reaches the maximum reward {_top(env):g}{after}; "
+                    f"seed {seed}: {label} {_win_words(env)}{after}; "
                     "the task must require the right actions (check the answer strictly)"
+                )
+            most = max(e.total_reward for e in episodes)
+            if farm and most >= earned - 1e-6 and most > 0:
+                than = "the solution" if solution is not None else "SPADE's full success"
+                raise CheckFailed(
+                    f"seed {seed}: {label} earns a return of {most:g} without winning, as much "
+                    f"as {than} ({earned:g}); rewards along the way must not pay for wrong "
+                    "actions (SPADE's contract: 0 until the win)"
                 )
     return observations
 
@@ -388,7 +414,12 @@ def _play_after_hint(env: Any, policy: Any, seed: int | None, what: str) -> Epis
     and the first step (an environment must not get easier because its hint was asked)."""
     observation, _ = _call("reset()", env.reset, seed=seed)
     _call("hint()", env.hint)
-    episode = Episode(seed=seed, first_observation=observation, reward_range=env.reward_range)
+    episode = Episode(
+        seed=seed,
+        first_observation=observation,
+        reward_range=env.reward_range,
+        win_rule=str(getattr(env, "win_rule", "return")),
+    )
     for turn in range(env.max_turns + 1):
         action = policy(observation, turn)
         observation, reward, terminated, truncated, _ = _call(what, env.step, action)

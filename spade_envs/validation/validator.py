@@ -223,12 +223,19 @@ class Validator:
             has_hint=info.has_hint,
         )
         subject.adopt(worker, meta)
+        seeds = check_seeds(self.budget.seeds, self.seed)
         subject.has_solution = info.has_solution
         unproven = "" if info.has_solution else NO_SOLUTION
         info.unproven = unproven
-        seeds = check_seeds(self.budget.seeds, self.seed)
+        probe_hint = not info.has_hint and info.kind == "duck"
         try:
             for name in (*DYNAMIC_CHECKS, *HINT_CHECKS):
+                if probe_hint and name != "fresh_play" and not subject.fatal:
+                    # A hint() the syntax tree does not show (an assigned attribute, a
+                    # class rebound later) is served to hinted plays all the same: it is
+                    # checked. Asked after fresh_play, whose first episodes stay first.
+                    probe_hint = False
+                    subject.has_hint = _answers_hint(subject, seeds[0])
                 if subject.fatal:
                     results.append(
                         CheckResult(name, False, skipped=True, reason=f"skipped: {subject.fatal}")
@@ -241,7 +248,12 @@ class Validator:
                 try:
                     run = run_hint_check if name in HINT_CHECKS else run_check
                     passed, reason, details = run(name, subject, self.budget, seeds)
-                    if details.get("raised") == "UnprovenSolution" and not subject.fatal:
+                    if (
+                        details.get("raised") == "UnprovenSolution"
+                        and not subject.fatal
+                        and info.kind == "duck"
+                        and _solution_is_unproven(subject, seeds[0])
+                    ):
                         # SPADE prose that names no calls: the checks go on without it.
                         unproven, subject.has_solution = reason, False
                         info.unproven = unproven
@@ -273,7 +285,7 @@ class Validator:
 
 #: Checks that cannot run without the environment's solution: an environment without
 #: one (SPADE's multi-turn contract asks for none) has them skipped and is unproven.
-SOLUTION_CHECKS = ("fresh_play", "solution", "trivial", "hint_leak", "hint_effect")
+SOLUTION_CHECKS = ("fresh_play", "solution", "hint_leak", "hint_effect")
 NO_SOLUTION = (
     "the game defines no solution() (SPADE's multi-turn contract asks for none), so no "
     "win could be shown possible; add solution() returning the winning actions to "
@@ -308,6 +320,13 @@ def _check_metadata(meta: dict[str, Any], info: StaticInfo, budget: Budget) -> N
                 "write plain text (they would rewrite the terminal of whoever lists it)",
                 exc_type="MetadataMismatch",
             )
+    rule = "final_reward" if info.kind == "duck" else "return"
+    if info.kind and meta.get("win_rule", "return") != rule:
+        raise EnvCodeError(
+            f"load() reported win_rule {meta.get('win_rule')!r:.20}, but a {info.kind} class "
+            f"counts wins by {rule!r} (SPADE's rule is for SPADE's *Env games only)",
+            exc_type="MetadataMismatch",
+        )
     turns = meta.get("max_turns")
     if info.max_turns is not None and turns != info.max_turns:
         raise EnvCodeError(
@@ -319,6 +338,34 @@ def _check_metadata(meta: dict[str, Any], info: StaticInfo, budget: Budget) -> N
             f"max_turns is {turns!r:.20}; use 1 to {budget.max_turns_limit}",
             exc_type="MetadataMismatch",
         )
+
+
+def _answers_hint(subject: Subject, seed: int) -> bool:
+    """Whether the environment answers ``hint()`` after a reset (in the main worker)."""
+    try:
+        env = subject.env().proxy
+        env.reset(seed=seed)
+        return isinstance(env.hint(), str)
+    except SandboxError:  # no hint (the adapter raises), or a crash the checks will meet
+        return False
+
+
+def _solution_is_unproven(subject: Subject, seed: int) -> bool:
+    """Whether ``solution()`` itself (not a step, not a reset) raises ``UnprovenSolution``:
+    prose outside SPADE's numbered-call form. Only then is the version unproven rather than
+    failed (a SPADE game may omit solution() altogether, so raising it gains nothing)."""
+    try:
+        env = subject.env().proxy
+        env.reset(seed=seed)
+    except SandboxError:
+        return False
+    try:
+        env.solution()
+    except EnvCodeError as exc:
+        return exc.exc_type == "UnprovenSolution"
+    except SandboxError:
+        return False
+    return False
 
 
 def _load_reason(exc: SandboxError) -> str:

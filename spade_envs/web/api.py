@@ -278,7 +278,8 @@ def _unproven(record: Any) -> str:
     """Why an unvalidated version is unproven (stored at import), or ""."""
     if record.status != "unvalidated":
         return ""
-    suite = record.extra.get("suite")
+    # extra["suite"] is the suite importer's only on versions it stored (record.suite).
+    suite = record.extra.get("suite") if record.suite else None
     for found in (
         record.extra.get("unproven"),
         suite.get("unproven") if isinstance(suite, dict) else None,

@@ -82,12 +82,6 @@ def test_an_agents_tool_arguments_never_reach_past_the_tool(game, arguments):
     assert game.step("<answer>0</answer>")[1] == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: ToolUseBaseEnv's _parse_call catches only JSONDecodeError; json.loads "
-    "raises a bare ValueError for an integer over 4,300 digits, so an agent's reply "
-    "crashes an honest SPADE tool game (an env_error blamed on the environment)",
-)
 def test_an_agents_huge_integer_in_a_tool_call_is_a_format_error(game):
     action = '<tool_call>{"name": "read_note", "arguments": {"n": ' + "7" * 5000 + "}}</tool_call>"
     observation, reward, terminated, _, _ = game.step(action)

@@ -46,12 +46,6 @@ def test_a_pool_whose_manifest_and_memory_claim_a_verdict_is_stored_unvalidated(
         assert _unproven_as_the_api_says(record) == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: web/api.py _unproven reads extra['suite']['unproven'] of any version (the "
-    "page and show read it only when record.suite is set), and an import keeps a file's "
-    "extra['suite']: the API states a file's own claim as the validator's reason",
-)
 def test_a_file_cannot_claim_an_unproven_reason_through_extra_suite(registry, tmp_path):
     path = tmp_path / "claims.jsonl"
     source = HEADER + odd_one_out("ClaimSuiteEnv", 3)

@@ -156,8 +156,10 @@ def _vault_replies(turn: int) -> str:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="open: a SPADE tool game's tools are not in its load metadata, so no check calls "
-    "a backdoor tool, and the counterfactual replaces the call with a random tool name",
+    reason="open: at play time the counterfactual cannot tell a backdoor tool call from a "
+    "tool call the win needs (it replaces both); the validator rejects this game now that "
+    "its tools are in the load metadata (tests/validation/spade_attacks/spade_tool_backdoor.py), "
+    "so only a version registered without validation plays it",
 )
 def test_tool_backdoor_wins_with_a_wrong_code_are_caught(registry, pool):
     env_id = register(registry, "tool_backdoor")

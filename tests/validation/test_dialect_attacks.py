@@ -90,11 +90,6 @@ class CoinEnv:
 '''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: checks._play_after_hint builds its Episode without the env's win_rule, so "
-    "the hinted plays of fresh_play and trivial score SPADE games by the return rule",
-)
 def test_hinted_plays_are_scored_by_the_envs_win_rule():
     from spade_envs.core.episodes import repeated
     from spade_envs.core.loader import load_env_class

@@ -1,5 +1,4 @@
-# attack: win-rule expect: residual [trivial, fresh_play, env_class, load] reason: .
-# open: a native TextEnv may declare win_rule = "final_reward": returns are then unbounded by any win, and wrong answers earn 950 per episode against the right answer's 1
+# attack: win-rule expect: rejected [trivial, fresh_play, env_class, load] reason: .
 """A class of our protocol declaring SPADE's win rule. The right answer ends the episode
 with reward 1 (a win by SPADE's rule); every wrong answer earns 50 and the episode goes
 on, ending at max_turns with a final reward of 0 (no win). With the ``return`` rule the

@@ -1,5 +1,4 @@
-# attack: unproven expect: residual [trivial, fresh_play, solution] reason: .
-# open: the validator matches the exception's type *name* from the worker: a native class whose solution() raises its own UnprovenSolution skips every solution check and is stored unvalidated, though any action wins
+# attack: unproven expect: rejected [trivial, fresh_play, solution] reason: .
 """A class of our protocol (which must define a solution) where every action wins, and
 whose ``solution()`` raises an exception class it names ``UnprovenSolution``. The parent
 learns only the type's name over the wire; it takes it for the SPADE adapter's, skips

@@ -1,5 +1,4 @@
-# attack: hint expect: residual [hint_leak] reason: contains the final answer
-# open: the static pass reads has_hint from def statements only, so hint = <function> in a SPADE class skips hint_leak and hint_effect while the door serves the leaking hint() to hinted plays
+# attack: hint expect: rejected [hint_leak] reason: contains the final answer
 # ruff: noqa: F821  (SPADE's loader predefines random, re and ToolUseBaseEnv)
 """SPADE self-play generated game"""
 

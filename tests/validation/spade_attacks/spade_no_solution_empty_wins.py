@@ -1,5 +1,4 @@
-# attack: unproven expect: residual [trivial] reason: the empty action
-# open: an unproven game skips the whole trivial check, though its empty-action and random-text policies need no solution: a SPADE game that every action wins is stored unvalidated, not rejected
+# attack: unproven expect: rejected [trivial] reason: the empty action
 # ruff: noqa: F821  (SPADE's loader predefines random, re and ToolUseBaseEnv)
 """SPADE self-play generated game"""
 

@@ -1,5 +1,4 @@
-# attack: hint expect: residual [hint_leak] reason: contains the final answer
-# open: the static pass reads the game class from top-level class statements; a same-named class rebound later (here in an if block) is what the worker plays, so its hint() goes unchecked
+# attack: hint expect: rejected [hint_leak] reason: contains the final answer
 # ruff: noqa: F821  (SPADE's loader predefines random, re and ToolUseBaseEnv)
 """SPADE self-play generated game"""
 

@@ -1,5 +1,4 @@
-# attack: tool-use expect: residual [trivial, fresh_play] reason: .
-# open: a SPADE tool game lists its tools only in info["tools"], not in load metadata tool_schemas, so wrong-answer probes never call its tools: a backdoor tool that makes any answer right passes (a native ToolEnv with the same tool is rejected)
+# attack: tool-use expect: rejected [trivial, fresh_play] reason: .
 # ruff: noqa: F821  (SPADE's loader predefines random, re and ToolUseBaseEnv)
 """SPADE self-play generated game"""
 

@@ -1,5 +1,4 @@
-# attack: win-rule expect: residual [trivial, fresh_play] reason: .
-# open: under final_reward only terminal positive rewards count as wins, so wrong answers may earn +10 a step (190 an episode) while the right answer earns 1, and no check looks at returns that are not wins
+# attack: win-rule expect: rejected [trivial, fresh_play] reason: .
 # ruff: noqa: F821  (SPADE's loader predefines random, re and ToolUseBaseEnv)
 """SPADE self-play generated game"""
 
