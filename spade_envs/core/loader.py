@@ -110,8 +110,9 @@ def _first_spade_class(module: types.ModuleType, where: str) -> type:
     names = spade_env_classes(defined)
     if not names:
         raise EnvLoadError(
-            f"{where} defines no class named *Env (SPADE's loader takes the first one) and "
-            "no subclass of spade_envs.TextEnv, ToolEnv or TextGame."
+            f"{where} defines no environment class: no subclass of spade_envs.TextEnv, "
+            "ToolEnv or TextGame (our dialect), and no class named *Env with reset() and "
+            "step() (SPADE's, whose loader takes the first one)."
         )
     first = getattr(module, names[0])
     if not is_duck_env_class(first):
