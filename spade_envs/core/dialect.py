@@ -34,6 +34,7 @@ from typing import Any
 __all__ = [
     "PARSE_LOCK",
     "PREDEFINED_MODULES",
+    "PROTOCOL_BASES",
     "SPADE_HEADER",
     "SPADE_SKIPPED_CLASSES",
     "UNAVAILABLE_PREDEFINED",
@@ -102,9 +103,12 @@ _TYPING_NAMES = (
     "Tuple", "Dict", "List", "Optional", "Union", "Any", "Set", "FrozenSet", "Callable",
     "Iterable", "Sequence", "Mapping",
 )  # fmt: skip
-_PROTOCOL_BASES = frozenset(
+#: Our protocol's bases and the suite adapters (a class deriving from one is ours).
+PROTOCOL_BASES = frozenset(
     {"TextEnv", "ToolEnv", "TextGame", "GameSeatEnv", "ReasoningGymTask", "RlveTask"}
+    | {"TextArenaTask", "TextArenaGame"}
 )
+_PROTOCOL_BASES = PROTOCOL_BASES
 
 
 @functools.lru_cache(maxsize=1)

@@ -195,3 +195,13 @@ def test_prose_outside_the_form_gives_none(prose):
 def test_any_prose_gives_actions_or_none_and_never_raises(text):
     actions = prose_actions(text)
     assert actions is None or (actions and actions[-1].startswith("<answer>"))
+
+
+def test_every_base_the_static_checks_know_is_a_protocol_base_of_the_dialect():
+    from spade_envs.core.dialect import PROTOCOL_BASES, expected_win_rule
+    from spade_envs.validation import static
+
+    assert set(static._PROTOCOL_BASES) | set(static._SUITE_BASES) <= PROTOCOL_BASES
+    for base in PROTOCOL_BASES:
+        source = f"from spade_envs import {base}\nclass Task({base}):\n    pass\n"
+        assert detect_dialect(source) is Dialect.NATIVE and expected_win_rule(source) == "return"
