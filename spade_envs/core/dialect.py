@@ -39,6 +39,7 @@ __all__ = [
     "SPADE_SKIPPED_CLASSES",
     "UNAVAILABLE_PREDEFINED",
     "Dialect",
+    "base_name",
     "detect_dialect",
     "dialect_label",
     "expected_win_rule",
@@ -108,7 +109,6 @@ PROTOCOL_BASES = frozenset(
     {"TextEnv", "ToolEnv", "TextGame", "GameSeatEnv", "ReasoningGymTask", "RlveTask"}
     | {"TextArenaTask", "TextArenaGame"}
 )
-_PROTOCOL_BASES = PROTOCOL_BASES
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,14 +138,17 @@ def prepare_namespace(namespace: dict[str, Any], source: str) -> Dialect:
     return dialect
 
 
+def base_name(node: ast.expr) -> str:
+    """The name a base-class expression ends in (``Env``, ``x.Env``), or ``""``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
 def _base_names(node: ast.ClassDef) -> list[str]:
-    names = []
-    for base in node.bases:
-        if isinstance(base, ast.Name):
-            names.append(base.id)
-        elif isinstance(base, ast.Attribute):
-            names.append(base.attr)
-    return names
+    return [name for name in map(base_name, node.bases) if name]
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -170,7 +173,7 @@ def _protocol_classes(classes: dict[str, ast.ClassDef]) -> set[str]:
         changed = False
         for name, node in classes.items():
             if name not in protocol and any(
-                b in protocol or (b in _PROTOCOL_BASES and b not in classes)
+                b in protocol or (b in PROTOCOL_BASES and b not in classes)
                 for b in _base_names(node)
             ):
                 protocol.add(name)
@@ -178,18 +181,11 @@ def _protocol_classes(classes: dict[str, ast.ClassDef]) -> set[str]:
     return protocol
 
 
-@functools.lru_cache(maxsize=4096)
 def expected_win_rule(source: str) -> str:
     """The win rule ``source``'s environment must have, decided from its syntax tree
     (never from what the environment reports): ``return`` for a class of our protocol,
     ``final_reward`` for a SPADE game adapted from a ``*Env`` class."""
-    try:
-        with PARSE_LOCK:
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "return"
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    return "return" if _protocol_classes(classes) else "final_reward"
+    return _source_facts(source)[1]
 
 
 def dialect_of_tree(tree: ast.Module) -> Dialect:
@@ -213,16 +209,23 @@ def dialect_of_tree(tree: ast.Module) -> Dialect:
     return Dialect.NATIVE
 
 
-@functools.lru_cache(maxsize=4096)
 def detect_dialect(source: str) -> Dialect:
     """The dialect ``source`` is written in (native when it does not parse: the static
     checks then say why)."""
+    return _source_facts(source)[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _source_facts(source: str) -> tuple[Dialect, str]:
+    """``(dialect, win rule)`` of ``source``, from one parse (the door asks at every open)."""
     try:
         with PARSE_LOCK:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return Dialect.NATIVE
-    return dialect_of_tree(tree)
+        return Dialect.NATIVE, "return"
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    rule = "return" if _protocol_classes(classes) else "final_reward"
+    return dialect_of_tree(tree), rule
 
 
 def spade_env_classes(names: list[str]) -> list[str]:

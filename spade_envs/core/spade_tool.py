@@ -172,7 +172,7 @@ def _parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
 #: ``3. mv(src="a", dst='b')`` up to an optional ``-> result``; then ``ANSWER: x`` or a
 #: numbered ``<answer>x</answer>``.
 _NUMBERED = re.compile(r"(?:^|\s)(\d{1,3})\.\s+")
-_CALL = re.compile(r"^([A-Za-z_]\w*)\((.*)\)\s*(?:->.*)?$", re.DOTALL)
+_CALL = re.compile(r"^([A-Za-z_]\w*)\((.*)\)$", re.DOTALL)
 _FINAL = re.compile(r"ANSWER:\s*(.+?)\s*$", re.DOTALL)
 
 
@@ -222,12 +222,8 @@ def prose_actions(text: str) -> list[str] | None:
         if answer:
             final = answer.group(1).strip()
             continue
-        call = _CALL.match(item)
-        if call is None:
-            return None
         # The result after "->" is commentary; only the call itself is parsed.
-        head = item.split("->", 1)[0].strip()
-        call = _CALL.match(head)
+        call = _CALL.match(item.split("->", 1)[0].strip())
         arguments = _literal_arguments(call.group(2)) if call else None
         if call is None or arguments is None:
             return None

@@ -47,6 +47,7 @@ from ..core.dialect import (
     SPADE_HEADER,
     SPADE_SKIPPED_CLASSES,
     Dialect,
+    base_name,
     dialect_of_tree,
 )
 from ..core.duck import SPADE_MAX_TURNS
@@ -189,7 +190,7 @@ def _lineage(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> list[ast.Cl
         if node in order:
             continue
         order.append(node)
-        bases = [classes[b] for b in map(_base_name, node.bases) if b in classes]
+        bases = [classes[b] for b in map(base_name, node.bases) if b in classes]
         stack.extend(reversed(bases))
     return order
 
@@ -239,12 +240,6 @@ def class_facts(source: str, class_name: str) -> tuple[bool, str]:
     return _subclasses_tool_base(cls, classes), " ".join((ast.get_docstring(cls) or "").split())
 
 
-def _base_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 def _subclasses_tool_base(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> bool:
     """Whether ``cls`` derives from ``ToolUseBaseEnv`` (through classes of the module too)."""
     stack, seen = [cls], set()
@@ -253,7 +248,7 @@ def _subclasses_tool_base(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -
         if node.name in seen:
             continue
         seen.add(node.name)
-        for base in map(_base_name, node.bases):
+        for base in map(base_name, node.bases):
             if base == "ToolUseBaseEnv":
                 return True
             if base in classes:

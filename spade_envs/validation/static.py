@@ -11,6 +11,7 @@ from ..core.dialect import (
     PARSE_LOCK,
     UNAVAILABLE_PREDEFINED,
     Dialect,
+    base_name,
     dialect_of_tree,
     spade_env_classes,
 )
@@ -114,14 +115,6 @@ class StaticInfo:
     suite_task: bool = False
 
 
-def _base_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return ""
-
-
 def _classify(classes: dict[str, ast.ClassDef]) -> dict[str, str]:
     """Kind of every class that is an environment, following bases within the module."""
     kinds: dict[str, str] = {}
@@ -132,11 +125,11 @@ def _classify(classes: dict[str, ast.ClassDef]) -> dict[str, str]:
             if name in kinds:
                 continue
             for base in node.bases:
-                base_name = _base_name(base)
+                name_of_base = base_name(base)
                 kind = (
-                    _PROTOCOL_BASES.get(base_name)
-                    or _SUITE_BASES.get(base_name)
-                    or kinds.get(base_name)
+                    _PROTOCOL_BASES.get(name_of_base)
+                    or _SUITE_BASES.get(name_of_base)
+                    or kinds.get(name_of_base)
                 )
                 if kind:
                     kinds[name] = kind
@@ -158,7 +151,7 @@ def _methods(name: str, classes: dict[str, ast.ClassDef]) -> set[str]:
         found.update(
             n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
-        bases = [_base_name(b) for b in node.bases]
+        bases = [base_name(b) for b in node.bases]
         if "ToolUseBaseEnv" in bases and "ToolUseBaseEnv" not in classes:
             found.update(_TOOL_BASE_METHODS)  # SPADE's base, given to the SPADE dialect
         stack.extend(bases)
@@ -206,7 +199,7 @@ def _pure_suite_task(name: str, classes: dict[str, ast.ClassDef], imported: set[
                 and _is_literal(value)
             ):
                 return False
-        stack.extend(_base_name(b) for b in node.bases)
+        stack.extend(base_name(b) for b in node.bases)
     return True
 
 
@@ -275,7 +268,7 @@ def _derives_from_suite(name: str, classes: dict[str, ast.ClassDef]) -> bool:
         if current in seen or current not in classes:
             continue
         seen.add(current)
-        stack.extend(_base_name(b) for b in classes[current].bases)
+        stack.extend(base_name(b) for b in classes[current].bases)
     return False
 
 
@@ -283,12 +276,12 @@ def _abstract(node: ast.ClassDef) -> bool:
     """Same rule as the loader: ABC, a Base/Abstract/Mixin name, or raises NotImplementedError."""
     if node.name.startswith(("Base", "Abstract")) or node.name.endswith(("Base", "Mixin")):
         return True
-    if any(_base_name(b) in ("ABC", "ABCMeta") for b in node.bases):
+    if any(base_name(b) in ("ABC", "ABCMeta") for b in node.bases):
         return True
     for inner in ast.walk(node):
         if isinstance(inner, ast.Raise) and inner.exc is not None:
             target = inner.exc.func if isinstance(inner.exc, ast.Call) else inner.exc
-            if _base_name(target) == "NotImplementedError":
+            if base_name(target) == "NotImplementedError":
                 return True
     return False
 
@@ -322,7 +315,7 @@ def _env_class(tree: ast.Module, info: StaticInfo, suite_import: bool = False) -
     kinds = _classify(classes)
     # Abstract intermediate bases extended by another env class do not count; a concrete
     # class that is extended does (two environments in one module).
-    used_as_base = {_base_name(b) for n in kinds for b in classes[n].bases}
+    used_as_base = {base_name(b) for n in kinds for b in classes[n].bases}
     concrete = [n for n in kinds if n not in used_as_base or not _abstract(classes[n])]
     if not concrete:
         # The SPADE dialect: the first class named *Env is the game, as SPADE's loader

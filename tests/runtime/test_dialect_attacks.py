@@ -61,9 +61,13 @@ def pool():
         yield pool
 
 
-def register(registry: Registry, stem: str) -> str:
+#: The validator's corpus; a program the gate rejects is played here from the same file.
+VALIDATION_ATTACKS = Path(__file__).parents[1] / "validation" / "spade_attacks"
+
+
+def register(registry: Registry, stem: str, corpus: Path = ATTACKS) -> str:
     """Store a program as if it had passed validation (the gate is not what is tested)."""
-    source = (ATTACKS / f"{stem}.py").read_text()
+    source = (corpus / f"{stem}.py").read_text()
     meta = static_metadata(source, origin="designer")
     assert meta is not None
     return registry.register(source, meta, status="validated").id
@@ -162,7 +166,7 @@ def _vault_replies(turn: int) -> str:
     "so only a version registered without validation plays it",
 )
 def test_tool_backdoor_wins_with_a_wrong_code_are_caught(registry, pool):
-    env_id = register(registry, "tool_backdoor")
+    env_id = register(registry, "spade_tool_backdoor", VALIDATION_ATTACKS)
     targets = resolve_envs([env_id], registry)
     specs = [PlaySpec(env_id=env_id, play_index=i, env_seed=i) for i in range(2)]
     started = time.perf_counter()
