@@ -350,16 +350,19 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[
 
     Without a solution (an unproven SPADE game) the empty action and random text still
     must not win. Under SPADE's win rule (a final reward above zero) a trivial policy must
-    also not earn what the solution earns (or, without one, SPADE's full success 1.0):
-    rewards paid along the way are the trainer's reward too, and a game that pays for
-    wrong answers without ever ending them would otherwise pass."""
+    also not earn as much as the win pays (the solution's final reward, or without one
+    SPADE's full success 1.0): rewards paid along the way are the trainer's reward too, and
+    a game that pays for wrong answers without ever ending them would otherwise pass (a
+    solution padded with paid wrong guesses earns more than any farmer, so its return is
+    no bound)."""
     observations: dict[int, str] = {}
     farm = getattr(env, "win_rule", "return") == "final_reward"
     for seed in seeds:
         solution = _solution_of(env, seed) if subject.has_solution else None
-        earned = 1.0
+        earned = 1.0  # what a win pays: the solution's final reward, else SPADE's 1.0
         if farm and solution is not None:
-            earned = _play(env, solution, seed, "playing the solution").total_reward
+            won = _play(env, solution, seed, "playing the solution").transitions
+            earned = won[-1].reward if won else 1.0
         policies = {"the empty action": repeated(""), "random text": random_text(seed)}
         if solution is not None and not subject.is_game:
             # A game is won along many paths (random moves may find one); without a
@@ -388,11 +391,11 @@ def _trivial_against_best(subject: Subject, env: Any, seeds: list[int]) -> dict[
                 )
             most = max(e.total_reward for e in episodes)
             if farm and most >= earned - 1e-6 and most > 0:
-                than = "the solution" if solution is not None else "SPADE's full success"
+                than = "the solution's win" if solution is not None else "SPADE's full success"
                 raise CheckFailed(
                     f"seed {seed}: {label} earns a return of {most:g} without winning, as much "
-                    f"as {than} ({earned:g}); rewards along the way must not pay for wrong "
-                    "actions (SPADE's contract: 0 until the win)"
+                    f"as {than} pays ({earned:g}); rewards along the way must not pay for "
+                    "wrong actions (SPADE's contract: 0 until the win)"
                 )
     return observations
 

@@ -176,3 +176,20 @@ def test_tool_backdoor_wins_with_a_wrong_code_are_caught(registry, pool):
     assert engine.stats.audits == 2  # both plays were audited (replay and counterfactual)
     # A wrong code must never count as a win: voided by the audit, or lost.
     assert not any(e.won for e in episodes), [(e.outcome, e.episode_return) for e in episodes]
+
+
+def test_a_hint_that_leaks_only_from_its_second_call_never_reaches_a_play(registry, pool):
+    """The validator asks hint() once, as the first call in its worker, and takes the
+    version to have none (tests/validation/spade_attacks/spade_hint_second_call.py). A
+    play's hint is the first call in a twin's fresh worker too, so it never leaks."""
+    from spade_envs.error import SpadeError
+
+    env = open_id(register(registry, "spade_hint_second_call", VALIDATION_ATTACKS), pool=pool)
+    try:
+        for seed in (1, 2):
+            env.reset(seed=seed)
+            for _ in range(3):
+                with pytest.raises(SpadeError):
+                    env.hint()
+    finally:
+        env.close()
