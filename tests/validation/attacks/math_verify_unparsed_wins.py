@@ -1,4 +1,4 @@
-# attack: grading expect: rejected [trivial, fresh_play] reason: reaches the maximum reward|wins \(ends the episode|wrong answers .*win
+# attack: grading expect: rejected [trivial, fresh_play, fuzz] reason: reaches the maximum reward|wins \(ends the episode|wrong answers .*win|did not return within
 """A math_verify grader that lets an answer it cannot read win: "the model may have used a
 notation math_verify does not know, give it the benefit of the doubt". ``parse()`` of an
 empty ``\\boxed{}``, of prose or of random text is ``[]``, and ``[]`` wins; every wrong

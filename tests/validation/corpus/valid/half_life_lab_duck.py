@@ -20,7 +20,8 @@ class HalfLifeLabEnv:
     description = (
         "A freshly prepared radioactive sample starts with a known number of atoms. Measure "
         "how many remain after chosen waiting times, then report the half-life in whole "
-        "minutes. An exact answer scores 5 points; within 10% scores 2."
+        "minutes. An exact answer scores 5 points; a report within 10% is told it is close "
+        "and may report again (SPADE's rule counts any positive final reward as a win)."
     )
     max_turns = 6
     reward_range = (0.0, 5.0)
@@ -58,12 +59,15 @@ class HalfLifeLabEnv:
         truncated = self.turns >= self.max_turns
         if "report" in text or "\\boxed" in text:
             self.over = True
+            if value is not None and value != self.half_life and (
+                abs(value - self.half_life) <= 0.1 * self.half_life
+            ):
+                self.over = truncated
+                return "Close, but not exact: report again.", 0.0, False, truncated, {}
             if value is None:
                 return "No half-life given. The experiment ends.", 0.0, True, False, {}
             if value == self.half_life:
                 return f"Exactly right: {self.half_life} minutes.", 5.0, True, False, {}
-            if abs(value - self.half_life) <= 0.1 * self.half_life:
-                return f"Close: the half-life is {self.half_life} minutes.", 2.0, True, False, {}
             return f"Off: the half-life is {self.half_life} minutes.", 0.0, True, False, {}
         if "measure" in text and value is not None and 1 <= value <= 1000:
             left = self._remaining(value)
