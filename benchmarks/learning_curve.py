@@ -1,18 +1,22 @@
-"""Does self-play move anything? Three conditions on the same budget and seeds.
+"""Does anything move the agent? Cold start, cold start + fixed pool, cold start + self-play.
 
 Runs (or resumes) the ``cpu-small`` preset twice side by side, one torch thread each:
 
-- ``selfplay``: the scaffolded designer writes environments, the agent plays them and the
-  pool, GRPO trains both roles;
-- ``fixed-pool``: the same agent training on the frozen seed pool (no designer);
-- ``no training``: the untrained model's evaluation (iteration 0 of both runs, which
-  must agree: greedy decoding on the same held-out instances).
+- ``selfplay``: the cold start, then the scaffolded designer writes environments, the agent
+  plays them and the pool, GRPO trains both roles;
+- ``fixed-pool``: the same cold start, then the agent trains on the frozen seed pool (seeds
+  and their easy rungs, no designer), with about the same plays per iteration;
+- ``cold start only``: the evaluation right after the cold start (iteration 0, stage
+  ``cold_start``; the two runs must agree: the same steps on the same transcripts), and
+  ``untrained``: the evaluation before it (stage ``untrained``).
 
-Then writes ``docs/results.md`` with PNG plots under ``docs/results/``: held-out return per
-iteration (standard errors), designer yield and reward per iteration (standard errors),
-the win rates of the registered environments (per iteration of registration: do they move
-toward the learnable band?), and the iteration time split. What comes out is reported,
-a null result included.
+Then writes ``docs/results.md`` with PNG plots under ``docs/results/``: held-out win rate per
+iteration with 95% Wilson intervals, beside the reference solutions' ceiling on the same
+instances; win rates per rung (the easy rungs beside today's instances); the share of
+actions the environments understood; the share of GRPO groups with unequal returns (the
+only ones that teach); the designer's yield, parse failures and the win rates of what it
+registered; and the iteration time split. What comes out is reported, a null included,
+with its bounds.
 
     python benchmarks/learning_curve.py [--iterations N] [--report-only]
 """
@@ -25,13 +29,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from spade_envs.agent.rewards import binomial_standard_error
+from spade_envs.agent.rewards import wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
-# Self-play plays its new environments (up to 6) plus 2 pool environments per iteration;
+# Self-play plays its new environments (up to 4) plus 2 pool environments per iteration;
 # the fixed pool plays 5 (about as many), so both conditions see a similar play budget
 # (the plays per iteration are tabled with the results).
 CONDITIONS = {
@@ -64,8 +67,8 @@ def _train(run_root: Path, iterations: int | None) -> None:
     started = time.time()
     while any(job.poll() is None for _, job, _ in jobs):
         time.sleep(30)
-        done = {name: _iterations_done(run_root / name) for name, _, _ in jobs}
-        print(f"[{time.time() - started:6.0f} s] iterations done: {done}", flush=True)
+        done = {name: _progress(run_root / name) for name, _, _ in jobs}
+        print(f"[{time.time() - started:6.0f} s] {done}", flush=True)
     for name, job, log in jobs:
         log.close()
         if job.returncode != 0:
@@ -79,13 +82,64 @@ def _records(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _iterations_done(run_dir: Path) -> int:
-    return max([r.get("iteration", 0) for r in _records(run_dir)], default=0)
+def _progress(run_dir: Path) -> str:
+    records = _records(run_dir)
+    if not records:
+        return "starting"
+    last = records[-1]
+    return f"iteration {last.get('iteration')}" + (f" ({last['stage']})" if "stage" in last else "")
 
 
-def _se(value: float | None) -> float:
-    """A recorded standard error; NaN (no bar drawn, "n/a" in tables) when none was."""
-    return float("nan") if value is None else float(value)
+def _stage(records: list[dict], stage: str) -> dict | None:
+    return next((r for r in records if r.get("stage") == stage), None)
+
+
+def _training(records: list[dict]) -> list[dict]:
+    return [r for r in records if r.get("iteration", 0) > 0]
+
+
+def _rate(k: int, n: int) -> str:
+    """``k/n = p [lo, hi]`` with the 95% Wilson interval."""
+    if not n:
+        return "n/a"
+    lo, hi = wilson_interval(k, n)
+    return f"{k}/{n} = {k / n:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _wins(record: dict) -> tuple[int, int]:
+    return int(record.get("eval_wins") or 0), int(record.get("eval_plays") or 0)
+
+
+def _formed(record: dict) -> tuple[int, int]:
+    return int(record.get("eval_well_formed_turns") or 0), int(record.get("eval_turns") or 0)
+
+
+def _env_ids(records: list[dict]) -> list[str]:
+    ids = {
+        k[len("eval_env_") : -len("_plays")]
+        for r in records
+        for k in r
+        if k.endswith("_plays") and k.startswith("eval_env_")
+    }
+    return sorted(ids)
+
+
+def _labels(run_dir: Path) -> dict[str, str]:
+    """Registry ID -> a readable name (``NumberGuess@0`` for a rung)."""
+    from spade_envs.registry import Registry
+
+    path = run_dir / "registry.db"
+    if not path.is_file():
+        return {}
+    registry = Registry(f"sqlite:///{path}")
+    try:
+        out = {}
+        for record in registry.list(origin="seed", limit=1000):
+            ladder = (record.extra or {}).get("ladder")
+            out[record.id] = f"{ladder['seed']}@{ladder['level']}" if ladder else record.name
+        return out
+    finally:
+        registry.close()
 
 
 def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
@@ -94,7 +148,10 @@ def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     from spade_envs.trainer.report import synthesized
     from spade_envs.trainer.view import tag_iteration
 
-    run_id = json.loads((run_dir / "checkpoints" / "run.json").read_text())["run_id"]
+    info = run_dir / "checkpoints" / "run.json"
+    if not info.is_file():
+        return []
+    run_id = json.loads(info.read_text())["run_id"]
     registry = Registry(f"sqlite:///{run_dir / 'registry.db'}")
     out = []
     for record in synthesized(registry, run_id):
@@ -106,74 +163,16 @@ def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     return sorted(out)
 
 
-def _eval_table(runs: dict, iterations: list[int], field: str, cell: Callable) -> list[str]:
-    """A markdown table: one row per evaluated iteration, one ``cell(record)`` per condition."""
-    lines = ["| iteration | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
-    for k in iterations:
-        cells = []
-        for records in runs.values():
-            match = [r for r in records if r["iteration"] == k and r.get(field) is not None]
-            cells.append(cell(match[0]) if match else "")
-        label = "0 (no training)" if k == 0 else str(k)
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def _reading(runs: dict, design: list[dict], rates: list) -> list[str]:
-    """What the numbers say, computed from them (so the text cannot drift from the data)."""
-    out = []
-    evals = [
-        r["eval_return"] for rs in runs.values() for r in rs if r.get("eval_return") is not None
-    ]
-    formed = [
-        r["eval_well_formed"]
-        for rs in runs.values()
-        for r in rs
-        if r.get("eval_well_formed") is not None
-    ]
-    if evals and max(evals) == 0 and formed and max(formed) == 0:
-        out.append(
-            "- **Null result for the agent.** No condition moved the held-out return or the "
-            "share of well-formed held-out replies off 0 (every evaluation, every condition, "
-            "the untrained model included): the agent was not measurably trained."
-        )
-    else:
-        best = {name: max((r.get("eval_return") or 0) for r in rs) for name, rs in runs.items()}
-        out.append(f"- Best held-out return per condition: {best}.")
-    for name, records in runs.items():
-        its = [r for r in records if r.get("iteration", 0) > 0]
-        formed_train = [
-            r.get("agent_well_formed") for r in its if r.get("agent_well_formed") is not None
-        ]
-        moved = sum(1 for r in its if (r.get("loss_agent") or 0) != 0)
-        if its:
-            mean = sum(formed_train) / len(formed_train) if formed_train else float("nan")
-            out.append(
-                f"- {name}: training plays were well-formed {mean:.3f} of the time on average; "
-                f"the agent's loss was non-zero in {moved} of {len(its)} iterations (a GRPO "
-                "group whose rewards are all equal has zero advantage, so it teaches nothing)."
-            )
-    if design:
-        half = len(design) // 2
-        for label, part in (("first", design[:half]), ("second", design[half:])):
-            n = sum(r.get("designer_requested") or 0 for r in part)
-            k = sum(r.get("designer_registered") or 0 for r in part)
-            if n:
-                out.append(
-                    f"- Designer yield, {label} half of the run: {k} of {n} "
-                    f"({k / n:.2f} ± {binomial_standard_error(k / n, n):.2f})."
-                )
-    if rates:
-        inside = sum(LEARNABLE[0] <= r[2] <= LEARNABLE[1] for r in rates)
-        zero = sum(r[2] == 0 for r in rates)
-        out.append(
-            f"- Of {len(rates)} played synthesized environments, {inside} reached the learnable "
-            f"band and {zero} were never won without the hint: with an agent that never wins, "
-            "win rates cannot move toward the band, whatever the designer fills."
-        )
-    plays = {name: sum(r.get("plays") or 0 for r in rs) for name, rs in runs.items()}
-    out.append(f"- Plays in all (the budget each condition used): {plays}.")
-    return out
+def _errorbar(ax, xs, counts, **kwargs) -> None:
+    """Points at k/n with their Wilson intervals as asymmetric error bars."""
+    ys, lows, highs = [], [], []
+    for k, n in counts:
+        lo, hi = wilson_interval(k, n)
+        p = k / n if n else float("nan")
+        ys.append(p)
+        lows.append(p - lo if n else 0)
+        highs.append(hi - p if n else 0)
+    ax.errorbar(xs, ys, yerr=[lows, highs], marker="o", capsize=3, **kwargs)
 
 
 def _report(run_root: Path, out: Path, images: Path) -> None:
@@ -184,60 +183,68 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
 
     images.mkdir(parents=True, exist_ok=True)
     runs = {name: _records(run_root / name) for name in CONDITIONS}
-    base = [r for r in runs["selfplay"] if r.get("iteration") == 0]
-    other = [r for r in runs["fixed-pool"] if r.get("iteration") == 0]
-    lines = ["# Results: self-play vs fixed pool vs no training (SmolLM2-135M, CPU)", ""]
-    lines += [
-        "Produced by `python benchmarks/learning_curve.py` (preset `cpu-small`, seed 0, both",
-        "runs side by side on a 2-core machine, one torch thread each). Every point carries",
-        "its standard error (returns: sample SD / sqrt(plays); rates: binomial).",
+    labels = {**_labels(run_root / "fixed-pool"), **_labels(run_root / "selfplay")}
+    untrained = _stage(runs["selfplay"], "untrained")
+    cold = _stage(runs["selfplay"], "cold_start")
+    cold_other = _stage(runs["fixed-pool"], "cold_start")
+    ceiling = next(
+        (
+            r.get("eval_ceiling")
+            for rs in runs.values()
+            for r in rs
+            if r.get("eval_ceiling") is not None
+        ),
+        None,
+    )
+    lines = [
+        "# Results: cold start, + fixed pool, + self-play (SmolLM2-135M, CPU)",
+        "",
+        "Produced by `python benchmarks/learning_curve.py` (preset `cpu-small`, seed 0, both runs",
+        "side by side on a 2-core machine, one torch thread each). Every rate carries its 95%",
+        "Wilson interval: `k/n = p [low, high]`; a rate of 0 over n plays bounds the true rate",
+        "only below the interval's upper end.",
         "",
     ]
 
-    # 1. held-out return
+    # 1. held-out win rate
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, records in runs.items():
-        points = [r for r in records if r.get("eval_return") is not None and r["iteration"] > 0]
+        points = [r for r in _training(records) if r.get("eval_plays")]
         if points:
-            ax.errorbar(
-                [r["iteration"] for r in points],
-                [r["eval_return"] for r in points],
-                yerr=[_se(r.get("eval_return_se")) for r in points],
-                marker="o",
-                capsize=3,
-                label=name,
+            _errorbar(ax, [r["iteration"] for r in points], [_wins(r) for r in points], label=name)
+    for record, label, style in ((untrained, "untrained", ":"), (cold, "cold start only", "--")):
+        if record and record.get("eval_plays"):
+            k, n = _wins(record)
+            lo, hi = wilson_interval(k, n)
+            ax.axhspan(lo, hi, color="grey" if style == ":" else "tab:green", alpha=0.15)
+            ax.axhline(
+                k / n, color="grey" if style == ":" else "tab:green", linestyle=style, label=label
             )
-    if base and base[0].get("eval_return") is not None:
-        mean, se = base[0]["eval_return"], _se(base[0].get("eval_return_se"))
-        ax.axhspan(mean - se, mean + se, color="grey", alpha=0.25)
-        ax.axhline(mean, color="grey", linestyle="--", label="no training")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("held-out return (unhinted)")
-    ax.set_title("Agent return on held-out seeds")
-    ax.legend()
+    if ceiling is not None:
+        ax.axhline(ceiling, color="black", linestyle="-.", label="reference solution (ceiling)")
+    ax.set(
+        xlabel="iteration",
+        ylabel="held-out win rate (unhinted)",
+        ylim=(-0.05, 1.05),
+        title="Agent on held-out environments and rungs",
+    )
+    ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(images / "heldout_return.png", dpi=110)
+    fig.savefig(images / "heldout_win_rate.png", dpi=110)
     plt.close(fig)
 
-    # 1b. replies in the answer format (held-out evaluation and training plays)
+    # 2. understood actions
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, records in runs.items():
-        points = [
-            r for r in records if r.get("eval_well_formed") is not None and r["iteration"] > 0
-        ]
+        points = [r for r in _training(records) if r.get("eval_turns")]
         if points:
-            ax.errorbar(
+            _errorbar(
+                ax,
                 [r["iteration"] for r in points],
-                [r["eval_well_formed"] for r in points],
-                yerr=[
-                    binomial_standard_error(r["eval_well_formed"], r.get("eval_turns") or 0)
-                    for r in points
-                ],
-                marker="o",
-                capsize=3,
+                [_formed(r) for r in points],
                 label=f"{name} (held-out)",
             )
-        train = [r for r in records if r.get("agent_well_formed") is not None]
+        train = [r for r in _training(records) if r.get("agent_well_formed") is not None]
         if train:
             ax.plot(
                 [r["iteration"] for r in train],
@@ -245,83 +252,83 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
                 linestyle=":",
                 label=f"{name} (training plays)",
             )
-    if base and base[0].get("eval_well_formed") is not None:
-        p, n = base[0]["eval_well_formed"], base[0].get("eval_turns") or 0
-        ax.axhspan(
-            p - binomial_standard_error(p, n),
-            p + binomial_standard_error(p, n),
-            color="grey",
-            alpha=0.25,
-        )
-        ax.axhline(p, color="grey", linestyle="--", label="no training (held-out)")
+    for record, label, color in (
+        (untrained, "untrained", "grey"),
+        (cold, "cold start only", "tab:green"),
+    ):
+        if record and record.get("eval_turns"):
+            k, n = _formed(record)
+            ax.axhline(k / n, color=color, linestyle="--", label=f"{label} (held-out)")
     ax.set(
         xlabel="iteration",
-        ylabel="share of replies well-formed",
-        title="Replies in the answer format",
+        ylabel="share of actions understood",
+        ylim=(-0.05, 1.05),
+        title="Actions the environments understood",
     )
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(images / "well_formed.png", dpi=110)
     plt.close(fig)
 
-    # 2. designer yield and reward
-    design = [r for r in runs["selfplay"] if r.get("iteration", 0) > 0]
+    # 3. GRPO signal
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, records in runs.items():
+        points = [r for r in _training(records) if r.get("agent_groups_unequal") is not None]
+        if points:
+            ax.plot(
+                [r["iteration"] for r in points],
+                [r["agent_groups_unequal"] for r in points],
+                marker="o",
+                label=name,
+            )
+    ax.set(
+        xlabel="iteration",
+        ylabel="share of GRPO groups with unequal returns",
+        ylim=(-0.05, 1.05),
+        title="Agent groups that teach (unequal returns)",
+    )
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(images / "groups.png", dpi=110)
+    plt.close(fig)
+
+    # 4. designer
+    design = _training(runs["selfplay"])
+    rates = _registered_win_rates(run_root / "selfplay")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     if design:
-        xs = [r["iteration"] for r in design]
-        yields = [r.get("designer_yield") or 0.0 for r in design]
-        ns = [r.get("designer_requested") or 0 for r in design]
-        left.errorbar(
-            xs,
-            yields,
-            yerr=[binomial_standard_error(p, n) for p, n in zip(yields, ns)],
-            marker="o",
-            capsize=3,
+        _errorbar(
+            left,
+            [r["iteration"] for r in design],
+            [
+                (int(r.get("designer_registered") or 0), int(r.get("designer_requested") or 0))
+                for r in design
+            ],
         )
-        rewards = [r.get("designer_reward") for r in design]
-        right.errorbar(
-            xs,
-            [v if v is not None else float("nan") for v in rewards],
-            yerr=[_se(r.get("designer_reward_se")) for r in design],
-            marker="o",
-            capsize=3,
-            color="tab:orange",
-        )
-    left.set(xlabel="iteration", ylabel="registered / attempted", title="Designer yield")
-    right.set(xlabel="iteration", ylabel="mean reward (blend)", title="Designer reward")
+    left.set(
+        xlabel="iteration",
+        ylabel="registered / attempted",
+        ylim=(-0.05, 1.05),
+        title="Designer yield",
+    )
+    if rates:
+        right.hist([r[2] for r in rates], bins=[i / 10 for i in range(11)], color="tab:orange")
+    right.axvspan(*LEARNABLE, color="green", alpha=0.1, label="learnable band")
+    right.set(
+        xlabel="win rate without hint (latest)",
+        ylabel="environments",
+        title="What the designer registered",
+    )
+    right.legend()
     fig.tight_layout()
     fig.savefig(images / "designer.png", dpi=110)
     plt.close(fig)
 
-    # 3. win rates of registered environments
-    rates = _registered_win_rates(run_root / "selfplay")
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if rates:
-        ax.errorbar(
-            [r[0] for r in rates],
-            [r[2] for r in rates],
-            yerr=[binomial_standard_error(r[2], r[3]) for r in rates],
-            fmt="o",
-            alpha=0.6,
-            capsize=2,
-        )
-    ax.axhspan(*LEARNABLE, color="green", alpha=0.1, label="learnable band")
-    ax.set(
-        xlabel="iteration registered",
-        ylabel="win rate without hint (latest)",
-        title="Registered environments",
-        ylim=(-0.05, 1.05),
-    )
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(images / "registered_win_rates.png", dpi=110)
-    plt.close(fig)
-
-    # 4. time split
+    # 5. time split
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.38
     for offset, (name, records) in zip((-width / 2, width / 2), runs.items()):
-        its = [r for r in records if r.get("iteration", 0) > 0]
+        its = _training(records)
         bottom = [0.0] * len(its)
         for field in TIME_FIELDS:
             values = [r.get(field) or 0.0 for r in its]
@@ -340,52 +347,124 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
     plt.close(fig)
 
     # tables
-    lines += ["## Held-out return", "", "![held-out return](results/heldout_return.png)", ""]
+    lines += ["## Held-out win rate", "", "![held-out win rate](results/heldout_win_rate.png)", ""]
+    lines += ["| point | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
+    for stage in ("untrained", "cold_start"):
+        cells = [(_rate(*_wins(r)) if (r := _stage(rs, stage)) else "") for rs in runs.values()]
+        lines.append(f"| {stage.replace('_', ' ')} | " + " | ".join(cells) + " |")
     iterations = sorted(
-        {r["iteration"] for rs in runs.values() for r in rs if r.get("eval_return") is not None}
+        {r["iteration"] for rs in runs.values() for r in _training(rs) if r.get("eval_plays")}
     )
-
-    def mean_return(r: dict) -> str:
-        return (
-            f"{r['eval_return']:.3f} ± {_se(r.get('eval_return_se')):.3f} (n={r.get('eval_plays')})"
-        )
-
-    def well_formed(r: dict) -> str:
-        p, n = r["eval_well_formed"], r.get("eval_turns") or 0
-        return f"{p:.3f} ± {binomial_standard_error(p, n):.3f} (n={n})"
-
-    lines += _eval_table(runs, iterations, "eval_return", mean_return)
-    lines += [
-        "",
-        "Replies in the answer format (`\\boxed{}`, `<answer>`, a valid tool call), the",
-        "signal a 135M model moves long before it wins:",
-        "",
-        "![well-formed replies](results/well_formed.png)",
-        "",
-        *_eval_table(runs, iterations, "eval_well_formed", well_formed),
-    ]
-    if base and other:
-        same = base[0].get("eval_return") == other[0].get("eval_return")
+    for k in iterations:
+        cells = []
+        for records in runs.values():
+            match = [r for r in _training(records) if r["iteration"] == k and r.get("eval_plays")]
+            cells.append(_rate(*_wins(match[0])) if match else "")
+        lines.append(f"| iteration {k} | " + " | ".join(cells) + " |")
+    if ceiling is not None:
         lines += [
             "",
-            f"Iteration 0 of the two runs {'agrees' if same else 'DIFFERS'} "
-            "(the same untrained model, greedy, on the same instances).",
+            f"The reference solutions win {ceiling:.2f} of the same instances under the same "
+            "turn limits (the ceiling).",
         ]
+    if cold and cold_other:
+        same = _wins(cold) == _wins(cold_other)
+        lines += [
+            "",
+            f"The cold-start evaluations of the two runs {'agree' if same else 'DIFFER'} "
+            "(the same steps on the same transcripts).",
+        ]
+    if cold:
+        lines += [
+            "",
+            f"Cold start: {cold.get('cold_start_steps')} steps on "
+            f"{cold.get('cold_start_samples')} turns of {cold.get('cold_start_transcripts')} "
+            f"winning reference transcripts; loss {cold.get('cold_start_first_loss') or 0:.3f} "
+            f"-> {cold.get('cold_start_last_loss') or 0:.3f} in "
+            f"{cold.get('seconds_cold_start') or 0:.0f} s.",
+        ]
+
+    ids = _env_ids([r for rs in runs.values() for r in rs])
+    finals = {
+        name: ([r for r in _training(rs) if r.get("eval_plays")] or [None])[-1]
+        for name, rs in runs.items()
+    }
+    lines += [
+        "",
+        "## Per environment (rungs beside today's instances)",
+        "",
+        "| environment | untrained | cold start | "
+        + " | ".join(f"{n} (last)" for n in runs)
+        + " |",
+        "|---|---|---|" + "---|" * len(runs),
+    ]
+    for env_id in ids:
+
+        def cell(record: dict | None, env_id: str = env_id) -> str:
+            if not record:
+                return ""
+            return _rate(
+                int(record.get(f"eval_env_{env_id}_wins") or 0),
+                int(record.get(f"eval_env_{env_id}_plays") or 0),
+            )
+
+        lines.append(
+            f"| {labels.get(env_id, env_id)} | {cell(untrained)} | {cell(cold)} | "
+            + " | ".join(cell(finals[n]) for n in runs)
+            + " |"
+        )
+
+    lines += [
+        "",
+        "## Actions the environments understood",
+        "",
+        "An action counts when the environment reported it understood it "
+        '(`info["action_parsed"]`), or, where it does not say, when the reply is in the '
+        "answer format.",
+        "",
+        "![understood actions](results/well_formed.png)",
+        "",
+        "| point | " + " | ".join(runs) + " |",
+        "|---|" + "---|" * len(runs),
+    ]
+    for stage in ("untrained", "cold_start"):
+        cells = [(_rate(*_formed(r)) if (r := _stage(rs, stage)) else "") for rs in runs.values()]
+        lines.append(f"| {stage.replace('_', ' ')} | " + " | ".join(cells) + " |")
+    for k in iterations:
+        cells = []
+        for records in runs.values():
+            match = [r for r in _training(records) if r["iteration"] == k and r.get("eval_turns")]
+            cells.append(_rate(*_formed(match[0])) if match else "")
+        lines.append(f"| iteration {k} | " + " | ".join(cells) + " |")
+
+    lines += ["", "## GRPO signal", "", "![groups](results/groups.png)", ""]
+    for name, records in runs.items():
+        shares = [
+            r["agent_groups_unequal"]
+            for r in _training(records)
+            if r.get("agent_groups_unequal") is not None
+        ]
+        if shares:
+            lines.append(
+                f"- {name}: groups with unequal returns, per iteration: "
+                f"{', '.join(f'{s:.2f}' for s in shares)} (mean {sum(shares) / len(shares):.2f})."
+            )
+
     lines += [
         "",
         "## Designer (self-play)",
         "",
         "![designer](results/designer.png)",
         "",
-        "| iteration | attempts | registered | yield ± se | reward ± se |",
+        "| iteration | attempts | registered (Wilson) | parse failures | reward ± se |",
         "|---|---|---|---|---|",
     ]
     for r in design:
-        n, p = r.get("designer_requested") or 0, r.get("designer_yield") or 0.0
         reward = r.get("designer_reward")
+        attempts = int(r.get("designer_requested") or 0)
+        registered = _rate(int(r.get("designer_registered") or 0), attempts)
         lines.append(
-            f"| {r['iteration']} | {n} | {r.get('designer_registered')} | {p:.2f} ± "
-            f"{binomial_standard_error(p, n):.2f} | "
+            f"| {r['iteration']} | {attempts} | {registered} | {r.get('reject_bad_filling', 0)} | "
             + (
                 f"{reward:.3f} ± {r.get('designer_reward_se') or 0:.3f}"
                 if reward is not None
@@ -393,21 +472,14 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             )
             + " |"
         )
-    lines += [
-        "",
-        "## Registered environments",
-        "",
-        "![registered win rates](results/registered_win_rates.png)",
-        "",
-    ]
     if rates:
         inside = sum(LEARNABLE[0] <= r[2] <= LEARNABLE[1] for r in rates)
-        lines.append(
-            f"{len(rates)} played synthesized environments; {inside} in the learnable "
-            f"band {LEARNABLE}."
-        )
-    else:
-        lines.append("No synthesized environment was played.")
+        lines += [
+            "",
+            f"{len(rates)} played synthesized environments; {inside} in the learnable band "
+            f"{LEARNABLE}; {sum(r[2] == 0 for r in rates)} never won without the hint.",
+        ]
+
     lines += [
         "",
         "## Iteration time",
@@ -420,20 +492,54 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         "|---|---|---|" + "---|" * (len(TIME_FIELDS) + 1),
     ]
     for name, records in runs.items():
-        its = [r for r in records if r.get("iteration", 0) > 0]
-        if not its:
-            continue
-        means = [sum(r.get(f) or 0 for r in its) / len(its) for f in TIME_FIELDS]
-        total = sum(r.get("seconds_iteration") or 0 for r in its) / len(its)
-        plays = sum(r.get("plays") or 0 for r in its) / len(its)
-        lines.append(
-            f"| {name} | {len(its)} | {plays:.1f} | "
-            + " | ".join(f"{m:.0f}" for m in means)
-            + f" | {total:.0f} |"
-        )
-    lines += ["", "## Reading", "", *_reading(runs, design, rates)]
+        its = _training(records)
+        if its:
+            means = [sum(r.get(f) or 0 for r in its) / len(its) for f in TIME_FIELDS]
+            total = sum(r.get("seconds_iteration") or 0 for r in its) / len(its)
+            plays = sum(r.get("plays") or 0 for r in its) / len(its)
+            lines.append(
+                f"| {name} | {len(its)} | {plays:.1f} | "
+                + " | ".join(f"{m:.0f}" for m in means)
+                + f" | {total:.0f} |"
+            )
+    lines += ["", "## Reading", "", *_reading(runs, untrained, cold)]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {out} and {len(list(images.glob('*.png')))} plots in {images}")
+
+
+def _reading(runs: dict, untrained: dict | None, cold: dict | None) -> list[str]:
+    """What the numbers say, computed from them (so the text cannot drift from the data)."""
+    out = []
+    if untrained and cold:
+        for what, pick in (("wins", _wins), ("understood actions", _formed)):
+            (k0, n0), (k1, n1) = pick(untrained), pick(cold)
+            lo0, hi0 = wilson_interval(k0, n0)
+            lo1, hi1 = wilson_interval(k1, n1)
+            verdict = (
+                "intervals do not overlap: the cold start moved it"
+                if lo1 > hi0
+                else "intervals overlap: no measurable change"
+            )
+            out.append(
+                f"- Held-out {what}, untrained -> cold start: {_rate(k0, n0)} -> "
+                f"{_rate(k1, n1)} ({verdict})."
+            )
+    for name, records in runs.items():
+        points = [r for r in _training(records) if r.get("eval_plays")]
+        if points and cold:
+            (k0, n0), (k1, n1) = _wins(cold), _wins(points[-1])
+            lo0, hi0 = wilson_interval(k0, n0)
+            lo1, hi1 = wilson_interval(k1, n1)
+            if lo1 > hi0:
+                verdict = "above the cold start's interval"
+            elif hi1 < lo0:
+                verdict = "below the cold start's interval"
+            else:
+                verdict = "within the noise of the cold start (intervals overlap)"
+            out.append(f"- {name}, last evaluation: {_rate(k1, n1)}, {verdict}.")
+    plays = {name: sum(r.get("plays") or 0 for r in rs) for name, rs in runs.items()}
+    out.append(f"- Plays in all (the budget each condition used): {plays}.")
+    return out
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..core.answers import extract_boxed, extract_tag, parse_tool_call
+from ..core.text_env import ACTION_PARSED
 from ..llm.base import ChatModel, Completion, Message, SamplingParams
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "SeededParams",
     "Turn",
     "classify_action",
+    "reported_parse",
     "system_prompt",
     "with_hint",
 ]
@@ -97,6 +99,17 @@ def with_hint(observation: str, hint: str) -> str:
     return f"{observation}\n\nHINT: {hint}"
 
 
+def reported_parse(info: Any) -> bool | None:
+    """What a step's ``info`` says about the action: ``info["action_parsed"]`` when it
+    is a real bool, else None (not reported).
+
+    ``info`` comes from environment code, possibly untrusted and through a sandbox: a
+    string, a number or a truthy object is not a report.
+    """
+    value = info.get(ACTION_PARSED) if isinstance(info, dict) else None
+    return value if isinstance(value, bool) else None
+
+
 def classify_action(text: str, kind: str, tool_names: Sequence[str] = ()) -> str:
     """Describe a reply as an action (the environment still judges it).
 
@@ -165,6 +178,9 @@ class Turn:
         token_ids: The generated tokens (model tokens).
         logprobs: Log-probability of each generated token.
         error: What went wrong (model or environment), "" otherwise.
+        parsed: Whether the environment understood the action (its step's
+            ``info["action_parsed"]``); None when it did not say, or the action never
+            reached it.
     """
 
     index: int
@@ -179,6 +195,17 @@ class Turn:
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     error: str = ""
+    parsed: bool | None = None
+
+    @property
+    def well_formed(self) -> bool:
+        """Whether the action was well-formed: what the environment reported (any action
+        it understood, ``\\boxed`` or not), else whether it followed the answer
+        convention (:attr:`outcome` ``"ok"``)."""
+        # A bool test, not truthiness: a loaded trajectory may carry anything here.
+        if isinstance(self.parsed, bool):
+            return self.parsed
+        return self.outcome == "ok"
 
     @property
     def tokens(self) -> list[int]:

@@ -29,6 +29,7 @@ __all__ = [
     "plateau",
     "regret",
     "standard_error",
+    "wilson_interval",
 ]
 
 #: Regret at which the regret half of :func:`blend` saturates.
@@ -148,6 +149,29 @@ def standard_error(values: Sequence[float]) -> float:
 def binomial_standard_error(rate: float, n: int) -> float:
     """Standard error of a rate observed over ``n`` trials; NaN for ``n = 0``."""
     return math.sqrt(rate * (1 - rate) / n) if n else math.nan
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a rate: ``successes`` of ``n`` (95% for ``z = 1.96``).
+
+    Unlike ``rate ± binomial_standard_error``, it does not collapse to a point at 0 or 1:
+    0 wins in 16 plays gives (0, 0.194), which says how little a zero rules out.
+
+    Raises:
+        RewardInputError: ``n < 0`` or ``successes`` outside ``0..n``.
+    """
+    if n < 0 or not 0 <= successes <= n:
+        raise RewardInputError(f"wilson_interval needs 0 <= successes <= n, got {successes}, {n}.")
+    if n == 0:
+        return (0.0, 1.0)  # nothing observed: every rate is possible
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    # The exact ends: 0 of n and n of n reach 0 and 1 (rounding would miss them by 1e-16).
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (min(low, p), max(high, p))
 
 
 def regret(

@@ -41,7 +41,7 @@ from .config import RolloutConfig, RolloutStats
 from .deadline import deadline
 from .episode import NOTED_INFO_KEYS, EnvTarget, Episode, PlaySpec, matched_specs, resolve_envs
 from .failures import FailureCounts, failure_outcome, finite_reward, reward_range_top
-from .policy import Policy, Turn, classify_action, system_prompt, with_hint
+from .policy import Policy, Turn, classify_action, reported_parse, system_prompt, with_hint
 
 __all__ = ["RolloutConfig", "RolloutEngine", "RolloutStats", "matched_specs", "rollout"]
 
@@ -462,6 +462,7 @@ class RolloutEngine:
             self._apply(play, turn, exc)
             return
         turn.observation, turn.reward = observation, reward
+        turn.parsed = reported_parse(info)
         play.episode.seat_returns[""] = total
         play.episode.episode_return = total
         play.last_reward, play.terminated = reward, bool(terminated)
@@ -502,6 +503,9 @@ class RolloutEngine:
             if agent in returns:
                 returns[agent] = finite_reward(returns[agent] + reward, env_id)
         turn.reward = rewards.get(turn.seat, 0.0)
+        # A TextGame reports in the mover's info whether it took the move.
+        infos = getattr(game, "infos", None)
+        turn.parsed = reported_parse(infos.get(turn.seat) if isinstance(infos, dict) else None)
         return None
 
     def _after_selfplay(self, play: _Play) -> None:

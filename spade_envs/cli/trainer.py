@@ -117,10 +117,14 @@ def report_command(run_dir: str, out: str | None) -> None:
       spade-envs report runs/demo --out /tmp/plots
     """
     from ..trainer.metrics import read_metrics
-    from ..trainer.report import draw_report, summary_table
+    from ..trainer.report import before_after, draw_report, summary_table
 
     paths = draw_report(run_dir, out)  # a run directory without metrics: exit code 1
-    click.echo(summary_table(read_metrics(run_dir)))
+    records = read_metrics(run_dir)
+    click.echo(summary_table(records))
+    closing = before_after(records)
+    if closing:
+        click.echo(closing)
     folder = Path(out) if out else Path(run_dir) / "plots"
     click.echo(f"wrote {len(paths)} plots to {folder}: " + ", ".join(p.name for p in paths))
 

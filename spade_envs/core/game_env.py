@@ -12,7 +12,7 @@ import copy
 from typing import Literal
 
 from ..error import SpadeError
-from .text_env import StepResult, TextEnv
+from .text_env import ACTION_PARSED, StepResult, TextEnv
 from .text_game import TextGame
 
 __all__ = ["GameSeatEnv"]
@@ -77,6 +77,9 @@ class GameSeatEnv(TextEnv):
 
     def _step(self, action: str) -> StepResult:
         self.game.step(action)
+        # Read before the opponents move: the game reports whether it took our move.
+        info = self.game.infos.get(self.agent)
+        parsed = info.get(ACTION_PARSED, True) if isinstance(info, dict) else True
         reward = self.game.rewards.get(self.agent, 0.0) + self._advance_opponents()
         if self._opening_reward:
             reward, self._opening_reward = reward + self._opening_reward, 0.0
@@ -85,7 +88,7 @@ class GameSeatEnv(TextEnv):
         if done:
             final = self.game.infos.get(self.agent, {}).get("final_reward", reward)
             observation = f"{observation}\nGame over. Your result: {final}."
-        return observation, reward, done and not self._out_of_time()
+        return observation, reward, done and not self._out_of_time(), {ACTION_PARSED: parsed}
 
     def _out_of_time(self) -> bool:
         return any(self.game.truncations.values()) and not any(self.game.terminations.values())

@@ -14,6 +14,11 @@ per tool; ``solution()`` in prose. This base (written here from the protocol's f
 - anything else, or a call whose JSON does not parse, is a format error: reward −0.1;
 - at ``max_turns`` the episode is truncated (not terminated) and the solution shown.
 
+Each step's info says whether the action was understood (``info["action_parsed"]``, our
+protocol's addition): ``False`` for a format error, an unknown tool or arguments the
+tool's signature does not take; ``True`` for an answer and a call the tool ran (even
+one that raised).
+
 A win is SPADE's: the episode terminates with a final reward above zero.
 """
 
@@ -22,6 +27,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+
+from .text_env import ACTION_PARSED
 
 __all__ = ["FORMAT_PENALTY", "ToolUseBaseEnv", "prose_actions"]
 
@@ -110,21 +117,23 @@ class ToolUseBaseEnv:
         parsed = _parse_call(call.group(1)) if call else None
         if parsed is None:
             if last_turn:
-                return self._timeout_text(), 0.0, False, True, {}
+                return self._timeout_text(), 0.0, False, True, {ACTION_PARSED: False}
             why = (
                 "invalid tool call arguments"
                 if call
                 else ("use tools to call a function, or <answer>result</answer> to submit")
             )
-            return f"Format error: {why}.", FORMAT_PENALTY, False, False, {}
+            return f"Format error: {why}.", FORMAT_PENALTY, False, False, {ACTION_PARSED: False}
         name, arguments = parsed
         if not hasattr(self, f"tool_{name}"):
             observation = f"Unknown tool '{name}'. Available: {', '.join(self._tools)}"
+            understood = {ACTION_PARSED: False}
         else:
+            understood = {ACTION_PARSED: _takes(getattr(self, f"tool_{name}"), arguments)}
             observation = f"Tool result:\n{self._call_tool(name, arguments)[1]}"
         if last_turn:
-            return f"{observation}\n\n{self._timeout_text()}", 0.0, False, True, {}
-        return observation, 0.0, False, False, {}
+            return f"{observation}\n\n{self._timeout_text()}", 0.0, False, True, understood
+        return observation, 0.0, False, False, understood
 
     def _obs_suffix(self) -> str:
         """Kept for older SPADE games that append it to observations (it is empty)."""
@@ -155,6 +164,22 @@ class ToolUseBaseEnv:
 
     def close(self) -> None:
         return None
+
+
+def _takes(method: Any, arguments: dict[str, Any]) -> bool:
+    """Whether ``method`` accepts ``arguments`` as keywords (a call that cannot bind is
+    malformed; one that binds and then fails is the tool's own answer)."""
+    import inspect
+
+    try:
+        signature = inspect.signature(method)
+    except Exception:  # no signature to read (a builtin, an odd callable): let the call decide
+        return True
+    try:
+        signature.bind(**arguments)
+    except TypeError:
+        return False
+    return True
 
 
 def _parse_call(text: str) -> tuple[str, dict[str, Any]] | None:

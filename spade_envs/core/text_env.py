@@ -30,6 +30,12 @@ staying well-behaved after the episode ends)::
 
 The return of an episode (the sum of its rewards) lies in ``reward_range``; an
 episode is *won* when its return reaches ``reward_range[1]``.
+
+Every step's ``info`` says whether the environment understood the action:
+``info["action_parsed"]`` is ``True`` unless ``_step`` answered with
+:meth:`TextEnv.not_understood` (no command recognised, an unknown command or name, an
+answer not in the asked-for form). A wrong answer that was understood is parsed. A
+trainer counts parsed actions as well-formed, whether or not they were ``\\boxed``.
 """
 
 from __future__ import annotations
@@ -39,18 +45,22 @@ import random
 from typing import Any, ClassVar, SupportsFloat
 
 import gymnasium as gym
+import numpy as np
 
 from ..error import EnvContractError
 from .metadata import apply_knobs
 from .spaces import DEFAULT_ACTION_LENGTH, UnicodeText
 from .wins import is_won
 
-__all__ = ["TextEnv", "StepResult", "clip_text", "TRUNCATION_MARK"]
+__all__ = ["ACTION_PARSED", "TextEnv", "StepResult", "clip_text", "TRUNCATION_MARK"]
 
 #: What :meth:`TextEnv._step` returns: ``(observation, reward, terminated)`` or with an info dict.
 StepResult = tuple  # (str, float, bool) | (str, float, bool, dict)
 
 TRUNCATION_MARK = "\n[... observation truncated ...]"
+
+#: The step ``info`` key that says whether the environment understood the action (a bool).
+ACTION_PARSED = "action_parsed"
 
 
 def clip_text(text: str, limit: int) -> str:
@@ -121,6 +131,28 @@ class TextEnv(gym.Env[str, str]):
             f"{type(self).__name__} must implement _step(action) -> (obs, reward, terminated)"
         )
 
+    def not_understood(
+        self, message: str, *, reward: float = 0.0, terminated: bool = False
+    ) -> StepResult:
+        """The step result for an action this environment could not read.
+
+        ``return self.not_understood("Write 'weigh 1,2 vs 3,4' or name the coin.")``
+        answers ``message`` and reports ``info["action_parsed"] = False``, so the
+        trainer does not count the action as well-formed. Use it where the action names
+        no known command, an unknown item, or an answer not in the asked-for form; an
+        understood action that the rules refuse (out of range, no uses left) or a wrong
+        answer is parsed: return it as usual.
+
+        Args:
+            message: The observation, usually how to write the action.
+            reward: The step's reward (0 unless the environment penalises such actions).
+            terminated: Whether the episode ends (e.g. the last attempt was wasted).
+
+        Returns:
+            ``(message, reward, terminated, {"action_parsed": False})``.
+        """
+        return message, reward, terminated, {ACTION_PARSED: False}
+
     def hint(self) -> str:
         """Privileged help derived from the hidden state (valid after reset)."""
         raise NotImplementedError(f"{type(self).__name__} must implement hint() -> str")
@@ -156,13 +188,13 @@ class TextEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         """Take one action. After the episode has ended this returns the final
-        observation again with reward 0 instead of raising, so a sloppy caller
-        cannot crash a batch of rollouts."""
+        observation again with reward 0 (the action ignored, so not parsed) instead of
+        raising, so a sloppy caller cannot crash a batch of rollouts."""
         if not isinstance(action, str):
             action = "" if action is None else str(action)
         if self._ended is not None:
             terminated, truncated = self._ended
-            info = {"turn": self.turn, "episode_over": True}
+            info = {"turn": self.turn, "episode_over": True, ACTION_PARSED: False}
             return self._last_observation, 0.0, terminated, truncated, info
         self.turn += 1
         observation, reward, terminated, extra = self._check_step(self._step(action))
@@ -235,4 +267,16 @@ class TextEnv(gym.Env[str, str]):
             raise EnvContractError(
                 f"{name}._step() returned info of type {type(extra).__name__}; use a dict."
             )
-        return observation, reward, bool(terminated), dict(extra)
+        extra = dict(extra)
+        # A step that does not say otherwise understood its action.
+        parsed = extra.get(ACTION_PARSED, True)
+        if isinstance(parsed, np.bool_):
+            parsed = bool(parsed)
+        if not isinstance(parsed, bool):
+            raise EnvContractError(
+                f"{name}._step() returned info[{ACTION_PARSED!r}] = {parsed!r:.80}; it must be "
+                "True or False. Return self.not_understood(message) for an action the "
+                "environment could not read, and leave the key out otherwise."
+            )
+        extra[ACTION_PARSED] = parsed
+        return observation, reward, bool(terminated), extra

@@ -8,7 +8,8 @@ Subclasses write five hooks; the base class keeps PettingZoo's bookkeeping
     _observe(agent) -> str     what ``agent`` sees now
     _move(agent, action)       apply a move; return None while the game goes on, or a
                                {agent: reward} dict when it ends; raise IllegalMove
-                               for an illegal move (the player loses its turn)
+                               for an illegal or unreadable move (the player loses
+                               its turn, and ``infos[agent]["action_parsed"]`` is False)
     legal_moves(agent)         the legal moves now (used by random players and checks)
     best_move(agent) -> str    a strong reference move (the "solution" policy)
     hint(agent) -> str         privileged help for ``agent``
@@ -31,7 +32,7 @@ from ..error import EnvContractError, IllegalMove
 from .answers import extract_answer
 from .metadata import apply_knobs
 from .spaces import DEFAULT_ACTION_LENGTH, DEFAULT_OBSERVATION_LENGTH, TextObservation, UnicodeText
-from .text_env import clip_text
+from .text_env import ACTION_PARSED, clip_text
 
 __all__ = ["TextGame"]
 
@@ -162,11 +163,13 @@ class TextGame(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self._feedback.pop(agent, None)
+        parsed = True
         try:
             outcome = self._move(agent, action)
         except IllegalMove as exc:
             self._feedback[agent] = f"Your last move was illegal ({exc}); you lost that turn."
             outcome = None
+            parsed = False
         self.history.append((agent, action))
         self.moves += 1
         if outcome is not None:
@@ -174,6 +177,9 @@ class TextGame(AECEnv):
         elif self.moves >= self.max_turns:
             for a in self.agents:
                 self.truncations[a] = True
+        # After _finish, which replaces every seat's info: the mover's info says whether
+        # the game took its move (a rollout reads it there, also through the sandbox).
+        self.infos[agent] = {**self.infos.get(agent, {}), ACTION_PARSED: parsed}
         self.agent_selection = self._next_agent(agent)
         self._accumulate_rewards()
 

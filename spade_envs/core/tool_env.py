@@ -6,6 +6,11 @@ acts with ``<tool_call>{"name": "<name>", "arguments": {...}}</tool_call>`` or
 finishes with ``<answer>...</answer>`` (``\\boxed{...}`` works too). A malformed
 call, an unknown tool, a wrong argument or a :class:`~spade_envs.error.ToolError`
 raised by the tool becomes an ``Error: ...`` observation; it never raises.
+
+``info["action_parsed"]`` is ``False`` for an action that is neither a call nor an
+answer, a malformed call, an unknown tool or arguments that do not fit the tool's
+signature; a valid call (even one whose tool raises ``ToolError``) and an answer are
+parsed.
 """
 
 from __future__ import annotations
@@ -226,7 +231,10 @@ class ToolEnv(TextEnv):
     # ----- hooks ----------------------------------------------------------------------------
     def _answer(self, answer: str) -> StepResult:
         """Judge a final answer: return ``(observation, reward, terminated)``."""
-        return "This environment takes no final answer; reach the goal with the tools.", 0.0, False
+        # An environment without answers has no way to read one.
+        return self.not_understood(
+            "This environment takes no final answer; reach the goal with the tools."
+        )
 
     def end_episode(self, reward: float, message: str = "") -> None:
         """Called from inside a tool: end the episode after this call with ``reward``."""
@@ -245,26 +253,22 @@ class ToolEnv(TextEnv):
                 answer = extract_boxed(action)
             if answer is not None:
                 return self._answer(answer)
-            return (
+            return self.not_understood(
                 'Error: no tool call or answer found. Call a tool with <tool_call>{"name": '
                 '"<tool>", "arguments": {...}}</tool_call> or finish with <answer>...</answer>. '
-                f"Tools: {', '.join(self.available_tools())}.",
-                0.0,
-                False,
+                f"Tools: {', '.join(self.available_tools())}."
             )
         if not call.ok:
-            return f"Error: {call.error}", 0.0, False
+            return self.not_understood(f"Error: {call.error}")
         if call.name not in self.available_tools():
-            return (
+            return self.not_understood(
                 f"Error: unknown tool {call.name!r}.{suggest(call.name, self.available_tools())} "
-                f"Tools: {', '.join(self.available_tools())}.",
-                0.0,
-                False,
+                f"Tools: {', '.join(self.available_tools())}."
             )
         method = getattr(self, _PREFIX + call.name)
         problem, arguments = self._bind(method, call.name, call.arguments)
         if problem:
-            return f"Error: {problem}", 0.0, False
+            return self.not_understood(f"Error: {problem}")
         try:
             result = method(**arguments)
         except ToolError as exc:

@@ -1,8 +1,10 @@
 """Parents of scaffolded attempts: which to fill, what their children did, what is new.
 
 A scaffolded attempt fills one parent's holes (:mod:`.scaffold`). The parent is drawn
-among validated registry versions that declare holes, preferring those the memory finds
-in the learnable band (high hint gain, win rate in ``HIGH_HINT_GAIN_WIN_RATES``); the prompt
+among validated registry versions that declare holes (seeds, their ladders' rungs and
+registered children), preferring those the memory finds in the learnable band (high hint
+gain, win rate in ``HIGH_HINT_GAIN_WIN_RATES``), then those whose measured win rate lies
+nearest that band (:func:`band_distance`); the prompt
 shows the fillings of the parent's registered children with how the agent did on them, so
 the designer can aim; and a filling is new only when it differs enough from the parent's
 own values and from every registered sibling (:func:`.scaffold.filling_distance`) — the
@@ -17,7 +19,7 @@ from typing import Any
 
 from .scaffold import NoHolesError, Scaffold, base_name, filling_distance
 
-__all__ = ["Child", "Parent", "ScaffoldParents", "aim"]
+__all__ = ["Child", "Parent", "ScaffoldParents", "aim", "band_distance"]
 
 #: Registry rows read per page when scanning for parents, children and families.
 PAGE = 500
@@ -121,8 +123,12 @@ class ScaffoldParents:
                 "to scaffold. Register the seeds (spade-envs train does; or gym.make a seed) "
                 "or mark holes in a parent (see spade_envs/generator/scaffold.py)."
             )
-        record = self.rng.choice(pool)
-        return Parent(record, self._scaffolds[record.id], self._latest(record))
+        # Nearest the learnable band by the agent's measured win rate (a rung the agent
+        # wins half the time beats a seed it never wins); unplayed ones sit in between.
+        scored = [(band_distance(stats := self._latest(r)), r.id, r, stats) for r in pool]
+        best = min(score for score, *_ in scored)
+        _, _, record, stats = self.rng.choice([s for s in scored if s[0] == best])
+        return Parent(record, self._scaffolds[record.id], stats)
 
     def _all(self, **filters: Any) -> list[Any]:
         """Every record matching ``filters``, page by page (the registry's own filter, so a
@@ -186,6 +192,17 @@ class ScaffoldParents:
                 distance = filling_distance(mine, behaviour(member.values))
                 nearest = min(nearest, (distance, member.env_id))
         return nearest
+
+
+def band_distance(stats: Any) -> float:
+    """How far the agent's latest win rate lies from the learnable band (0 inside it);
+    0.25 when never played (unknown: after the ones in the band, before the far ones)."""
+    from ..memory.service import HIGH_HINT_GAIN_WIN_RATES
+
+    if stats is None:
+        return 0.25
+    low, high = HIGH_HINT_GAIN_WIN_RATES
+    return max(low - stats.win_rate, stats.win_rate - high, 0.0)
 
 
 def aim(stats: Any) -> str:

@@ -59,7 +59,9 @@ class BattleshipHunt(TextEnv):
         found = _SHOT.fullmatch(text)
         left = self.max_turns - self.turn
         if not found:
-            return f"Fire with a cell name such as 'fire C4'. Shots left: {left}.", 0.0, False
+            return self.not_understood(
+                f"Fire with a cell name such as 'fire C4'. Shots left: {left}."
+            )
         col, row = ord(found.group(1)) - ord("a"), int(found.group(2)) - 1
         if not (0 <= col < self.size and 0 <= row < self.size):
             return f"That cell is off the grid. Shots left: {left}.", 0.0, False

@@ -80,7 +80,9 @@ class CausalSwitches(TextEnv):
             pairs = re.findall(r"([a-z])\s*=\s*([01])", found.group(1))
             letters = [k.upper() for k, _ in pairs]
             if any(k not in self.names for k in letters) or len(set(letters)) != len(letters):
-                return f"Set each of the switches {', '.join(self.names)} at most once.", 0.0, False
+                return self.not_understood(
+                    f"Set each of the switches {', '.join(self.names)} at most once."
+                )
             setting = {n: 0 for n in self.names} | {k.upper(): int(v) for k, v in pairs}
             state = "ON" if self.lamp(setting) else "OFF"
             shown = " ".join(f"{n}={v}" for n, v in setting.items())
@@ -88,10 +90,12 @@ class CausalSwitches(TextEnv):
         answer = (extract_boxed(action) or "")[:300].lower()  # answers must be boxed
         text = re.sub(r"\b(?:and|switch|switches)\b", " ", answer).strip()
         if not _LETTERS.fullmatch(text):
-            return "Run 'set A=1 B=0 ...' or answer \\boxed{letters}.", 0.0, False
+            return self.not_understood("Run 'set A=1 B=0 ...' or answer \\boxed{letters}.")
         named = sorted({ch.upper() for ch in text if ch.isalpha()})
         if len(named) != self.dead or any(n not in self.names for n in named):
-            return f"Name exactly {self.dead} of the switches {', '.join(self.names)}.", 0.0, False
+            return self.not_understood(
+                f"Name exactly {self.dead} of the switches {', '.join(self.names)}."
+            )
         if named == self.dead_names:
             return f"Correct! The circuit is {self._formula()}.", 1.0, True
         return f"Wrong. The circuit is {self._formula()}.", 0.0, True

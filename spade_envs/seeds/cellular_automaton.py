@@ -85,7 +85,7 @@ class CellularAutomaton(TextEnv):
         target = self.rows[self.visible]
         if len(guess) != len(target) or "?" in guess:
             message = f"Write exactly {len(target)} cells using # and . inside \\boxed{{}}."
-            return message, 0.0, False
+            return self.not_understood(message)
         if guess == target:
             return f"Correct: gen {self.visible} is {target}.", 1.0, True
         self.wrong += 1

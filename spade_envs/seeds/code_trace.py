@@ -123,7 +123,7 @@ class CodeTrace(TextEnv):
         left = self.max_turns - self.turn
         if not _INT.fullmatch(text):
             message = f"Answer with a whole number, e.g. \\boxed{{12}}. Attempts left: {left}."
-            return message, 0.0, left == 0
+            return self.not_understood(message, terminated=left == 0)
         guess = int(text)
         if guess == self.answer:
             return f"Correct, it prints {self.answer}.", 1.0, True

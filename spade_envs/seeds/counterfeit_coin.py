@@ -47,7 +47,7 @@ class CounterfeitCoin(TextEnv):
             return self._weigh(found.group(1), found.group(2))
         value = parse_number(extract_boxed(action) or "")  # answers must be boxed
         if value is None or value != int(value):
-            return "Write 'weigh 1,2 vs 3,4' or answer \\boxed{coin number}.", 0.0, False
+            return self.not_understood("Write 'weigh 1,2 vs 3,4' or answer \\boxed{coin number}.")
         if int(value) == self.heavy:
             return f"Correct: coin {self.heavy} is the heavy one.", 1.0, True
         return f"Wrong: coin {int(value)} is genuine; the heavy one was {self.heavy}.", 0.0, True

@@ -75,7 +75,7 @@ class HiddenFunction(TextEnv):
         # The final answer must be boxed, so a stray number is never taken as one.
         value = parse_number(extract_boxed(action) or "")
         if value is None:
-            return "Write 'query x' or answer \\boxed{value}.", 0.0, False
+            return self.not_understood("Write 'query x' or answer \\boxed{value}.")
         want = self.f(self.target)
         if value == want:
             return f"Correct: f({self.target}) = {want}.", 1.0, True

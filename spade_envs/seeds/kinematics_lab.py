@@ -74,7 +74,7 @@ class KinematicsLab(TextEnv):
             return f"x({_fmt(t)} s) = {reading} m. Measurements left: {self.left}.", 0.0, False
         text = extract_answer(action).replace(" ", "").removesuffix("m")
         if not _DECIMAL.fullmatch(text):
-            return "Write 'measure t=T' or answer with \\boxed{position}.", 0.0, False
+            return self.not_understood("Write 'measure t=T' or answer with \\boxed{position}.")
         guess = Fraction(text)
         if abs(guess - self.answer) <= max(Fraction(1, 10), abs(self.answer) / 100):
             return f"Correct: x({self.target} s) = {_fmt(self.answer)} m.", 1.0, True

@@ -116,7 +116,7 @@ class KnapsackPick(TextEnv):
             unknown = [w for w in wanted if w and w not in self.names]
             if unknown:
                 message = f"Unknown item {unknown[0][:40]!r}; items: {', '.join(self.names)}."
-                return message, 0.0, False
+                return self.not_understood(message)
             return self._score(sorted({self.names.index(w) for w in wanted if w}))
         words = action[:200].lower().split()
         command, item = (words[0], " ".join(words[1:])) if words else ("", "")
@@ -124,7 +124,7 @@ class KnapsackPick(TextEnv):
             return self._score(self.packed)
         if command not in ("add", "remove") or item not in self.names:
             message = f"Write 'add ITEM', 'remove ITEM' or 'done'; items: {', '.join(self.names)}."
-            return message, 0.0, False
+            return self.not_understood(message)
         index = self.names.index(item)
         weight = sum(self.weights[i] for i in self.packed)
         if command == "remove" and index not in self.packed:

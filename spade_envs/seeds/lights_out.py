@@ -72,7 +72,7 @@ class LightsOut(TextEnv):
     def _step(self, action: str):
         found = _PRESS.fullmatch(extract_answer(action)[:50].strip().lower())
         if not found:
-            return f"Write 'press ROW COL', e.g. 'press 2 3'.\n{self._board()}", 0.0, False
+            return self.not_understood(f"Write 'press ROW COL', e.g. 'press 2 3'.\n{self._board()}")
         r, c = int(found.group(1)) - 1, int(found.group(2)) - 1
         if not (0 <= r < self.size and 0 <= c < self.size):
             return f"Rows and columns run from 1 to {self.size}.\n{self._board()}", 0.0, False

@@ -50,13 +50,9 @@ class Mastermind(TextEnv):
         left = self.max_turns - self.turn
         pattern = f"[1-{self.digits}]{{{self.length}}}"
         if len(guess) != self.length or not re.fullmatch(pattern, guess):
-            return (
-                (
-                    f"A guess is exactly {self.length} digits from 1 to {self.digits}, "
-                    f"like \\boxed{{{self.alphabet[-1] * self.length}}}. Guesses left: {left}."
-                ),
-                0.0,
-                False,
+            return self.not_understood(
+                f"A guess is exactly {self.length} digits from 1 to {self.digits}, "
+                f"like \\boxed{{{self.alphabet[-1] * self.length}}}. Guesses left: {left}."
             )
         exact, partial = score(self.code, guess)
         if exact == self.length:

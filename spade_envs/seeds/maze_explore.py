@@ -91,7 +91,9 @@ class MazeExplore(TextEnv):
         words = re.findall(r"[a-z]+", extract_answer(action)[:200].lower())
         named = [w for w in MOVES if w in words]
         if len(named) != 1:
-            return ("Say exactly one direction, e.g. 'move north'. " + self._describe()), 0.0, False
+            return self.not_understood(
+                "Say exactly one direction, e.g. 'move north'. " + self._describe()
+            )
         direction = named[0]
         if direction not in self.open[self.pos]:
             return f"A wall blocks the way {direction}. " + self._describe(), 0.0, False

@@ -64,7 +64,7 @@ class ModularEquation(TextEnv):
         left = self.max_turns - self.turn
         if not _INT.fullmatch(text):
             message = f"Answer with \\boxed{{x}}, a whole number. Attempts left: {left}."
-            return message, 0.0, left == 0
+            return self.not_understood(message, terminated=left == 0)
         x = int(text)
         if x == self.answer:
             return f"Correct: x = {x} satisfies every congruence.", 1.0, True

@@ -30,7 +30,7 @@ class NumberGuess(TextEnv):
         value = parse_number(extract_answer(action))
         left = self.max_turns - self.turn
         if value is None or value != int(value):
-            return f"That is not a whole number. Guesses left: {left}.", 0.0, False
+            return self.not_understood(f"That is not a whole number. Guesses left: {left}.")
         guess = int(value)
         if guess == self.secret:
             return f"Correct, the number is {guess}!", 1.0, True

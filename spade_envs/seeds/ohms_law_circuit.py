@@ -103,7 +103,9 @@ class OhmsLawCircuit(TextEnv):
             return f"{reading}. Measurements left: {self.left}.", 0.0, False
         number = _OHMS.fullmatch(extract_answer(action).lower().replace(" ", ""))
         if not number:
-            return "Write 'measure V X Y', 'measure I Rk' or answer \\boxed{ohms}.", 0.0, False
+            return self.not_understood(
+                "Write 'measure V X Y', 'measure I Rk' or answer \\boxed{ohms}."
+            )
         guess, answer = Fraction(number.group(1)), self.ohms[self.unknown]
         if abs(guess - answer) <= answer / 100:
             return f"Correct: {self.unknown} = {answer} ohm.", 1.0, True

@@ -83,7 +83,7 @@ class SequenceRule(TextEnv):
             return f"Sequence: {self._listing()}\nWhat is the next term?", 0.0, False
         text = extract_answer(action).replace(" ", "")
         if not _INT.fullmatch(text):
-            return "Answer with \\boxed{integer} or write 'more'.", 0.0, False
+            return self.not_understood("Answer with \\boxed{integer} or write 'more'.")
         target = self.terms[self.visible]
         if int(text) == target:
             reward = max(0.0, 1.0 - self.penalty * self.revealed)

@@ -117,7 +117,7 @@ class StackMachine(TextEnv):
             return message, 0.0, False
         text = extract_answer(action).replace(" ", "")
         if not _INT.fullmatch(text):
-            return "Reply 'step N' or answer with \\boxed{integer}.", 0.0, False
+            return self.not_understood("Reply 'step N' or answer with \\boxed{integer}.")
         if int(text) == self.answer:
             return f"Correct: the program ends with {self.answer} on top.", 1.0, True
         self.wrong += 1

@@ -94,13 +94,13 @@ class TwentyQuestions(TextEnv):
             key = asked.group(1).strip()
             key = _BY_TEXT.get(key, key)
             if key not in QUESTIONS:
-                return f"Unknown question; ask one of: {', '.join(QUESTIONS)}.", 0.0, False
+                return self.not_understood(f"Unknown question; ask one of: {', '.join(QUESTIONS)}.")
             reply = "Yes" if self._yes(self.secret, key) else "No"
             return f"{QUESTIONS[key]} {reply}.", 0.0, False
         text = re.sub(r"^guess\s*:?\s*", "", text)
         guess = next((n for n in self.names if answers_match(text, n)), None)
         if guess is None:
-            return "Ask 'ask KEY' or guess one listed object as \\boxed{name}.", 0.0, False
+            return self.not_understood("Ask 'ask KEY' or guess one listed object as \\boxed{name}.")
         if guess == self.secret:
             return f"Yes, it is the {self.secret}!", 1.0, True
         return f"No, it was the {self.secret}.", 0.0, True

@@ -2,9 +2,9 @@
 
 A preset is a TOML file with top-level keys (``mode``, ``iterations``, ``seed``, ...) and one
 table per section (``[model]``, ``[designer]``, ``[agent]``, ``[reward]``, ``[memory]``,
-``[grpo]``, ``[eval]``, ``[checkpoint]``). Keys a preset leaves out keep the defaults
-documented below. Overrides use dotted keys with TOML values; a bare word is a string and a
-comma list fills a tuple::
+``[grpo]``, ``[cold_start]``, ``[eval]``, ``[checkpoint]``). Keys a preset leaves out keep
+the defaults documented below. Overrides use dotted keys with TOML values; a bare word is
+a string and a comma list fills a tuple::
 
     config = load_config("cpu-tiny", ["iterations=3", "designer.documents=2",
                                       "grpo.learning_rate=2e-4", "eval.envs=NumberGuess,Nim"])
@@ -30,6 +30,7 @@ from .learner import GRPOConfig
 __all__ = [
     "AgentSettings",
     "CheckpointSettings",
+    "ColdStartSettings",
     "ConfigError",
     "DesignerSettings",
     "EvalSettings",
@@ -252,7 +253,13 @@ class AgentSettings:
             by default: the hint is privileged information the agent never has when it is
             used, so only unhinted plays teach it; the hinted ones serve regret.
         group_by: Agent GRPO groups: ``env``, ``env_seed`` or ``batch``.
-        format_bonus: Reward added per well-formed action (shaping for small models).
+        format_bonus: Reward added per well-formed action: one the environment reported it
+            understood (``info["action_parsed"]``), else one in the answer format (shaping
+            for small models).
+        format_bonus_iterations: The bonus falls linearly from ``format_bonus`` at
+            iteration 1 to 0 at this iteration and stays 0 (0: it never falls). Once the
+            cold start has taught the format, a constant bonus pays for the format and
+            not for winning.
         opponent: Games: ``best``, ``random`` or ``self``.
     """
 
@@ -271,6 +278,7 @@ class AgentSettings:
     train_hinted: bool = False
     group_by: str = "env"
     format_bonus: float = 0.0
+    format_bonus_iterations: int = 0
     opponent: str = "best"
 
     def __post_init__(self) -> None:
@@ -302,6 +310,14 @@ class AgentSettings:
         _choice("agent", "group_by", self.group_by, AGENT_GROUPS)
         _choice("agent", "opponent", self.opponent, ("best", "random", "self"))
         _check(math.isfinite(self.format_bonus), "agent.format_bonus must be finite.")
+        _non_negative("agent", format_bonus_iterations=self.format_bonus_iterations)
+
+    def bonus_at(self, iteration: int) -> float:
+        """The format bonus of ``iteration`` (see ``format_bonus_iterations``)."""
+        if not self.format_bonus_iterations:
+            return self.format_bonus
+        left = 1.0 - (iteration - 1) / self.format_bonus_iterations
+        return self.format_bonus * max(0.0, min(1.0, left))
 
 
 @dataclass(frozen=True)
@@ -374,18 +390,81 @@ class MemorySettings:
 
 
 @dataclass(frozen=True)
+class ColdStartSettings:
+    """Supervised fine-tuning before self-play, on the training environments' own solutions.
+
+    The reference ``solution()`` of each training environment is played through the door
+    (sandboxed) from ``seeds`` reset seeds; every winning transcript, written with the
+    agent's own prompts, becomes one sample per turn, and the model (the same adapters GRPO
+    trains) learns them by next-token likelihood for ``steps`` steps. Held-out evaluation
+    environments (and their rungs) never enter. See :mod:`spade_envs.trainer.coldstart`.
+
+    Attributes:
+        steps: Optimizer steps (0: no cold start).
+        batch_size: Turns per step.
+        learning_rate: The steps' learning rate (GRPO keeps ``grpo.learning_rate``).
+        seeds: Reset seeds per environment (``0 .. seeds - 1``; evaluation uses
+            ``eval.env_seed`` and up, far from these).
+        envs: The environments (seed names, rung labels ``Name@k``, gym IDs); empty: the
+            text and tool seeds of ``agent.pool_kinds`` (or the fixed pool) that are not
+            held out, with their ladders' rungs.
+        hinted_plays: Rejection sampling: each environment is also played this many times
+            with the hint, and the turns of the plays that won join the transcripts.
+        every: Save a resumable cold-start checkpoint every this many steps (0: at the end
+            only).
+        evaluate: Evaluate right after the cold start (a metrics line, ``stage =
+            "cold_start"``, iteration 0): the "cold start only" point of a curve.
+    """
+
+    steps: int = 0
+    batch_size: int = 16
+    learning_rate: float = 5e-4
+    seeds: int = 8
+    envs: tuple[str, ...] = ()
+    hinted_plays: int = 0
+    every: int = 10
+    evaluate: bool = True
+
+    def __post_init__(self) -> None:
+        _non_negative("cold_start", steps=self.steps, hinted_plays=self.hinted_plays)
+        _non_negative("cold_start", every=self.every)
+        _positive("cold_start", batch_size=self.batch_size, seeds=self.seeds)
+        _check(
+            math.isfinite(self.learning_rate) and self.learning_rate > 0,
+            f"cold_start.learning_rate must be a positive number, got {self.learning_rate!r}.",
+        )
+        for env in self.envs:
+            _check_env_name("cold_start.envs", env)
+
+
+def _check_env_name(where: str, env: str) -> None:
+    """A seed name, a rung label or a gym ID (registered names are checked when opened)."""
+    from ..generator.ladders import LadderError, is_rung_label, parse_rung
+
+    if is_rung_label(env):
+        try:
+            parse_rung(env)
+        except LadderError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True)
 class EvalSettings:
     """Periodic evaluation on held-out seed environments (never trained on, unhinted).
 
     Attributes:
         every: Evaluate after every ``every``-th iteration and after the last (0: never).
-        envs: Seed environment names held out of training.
+        envs: Held out of training: seed names and rungs of their ladders
+            (``NumberGuess@0``, :mod:`spade_envs.generator.ladders`); a seed's rungs and
+            scaffolded children are held out with it.
         plays: Plays per environment (reset seeds ``env_seed``, ``env_seed + 1``, ...).
         env_seed: Reset seed of the first play (fixed: every evaluation sees the same
             instances).
         temperature: 0 is greedy; above 0 sampling uses the fixed ``seed``.
         seed: Sampling seed of the evaluation.
-        max_turns: Cap on turns per play (0: the environment's own limit; suite sets: 2).
+        max_turns: Cap on turns per play (0: the environment's own limit, which its
+            reference solution fits in; suite sets: 2). Every evaluation records the
+            reference solution's win rate under the same cap (``eval_ceiling``).
         max_tokens: Longest reply per turn.
         before_training: Also evaluate the untrained model once, before iteration 1,
             recorded as iteration 0 (the "no training" baseline of a curve).
@@ -426,10 +505,14 @@ class EvalSettings:
         )
         known = seed_names()
         for name in self.envs:
+            if "@" in name:
+                _check_env_name("eval.envs", name)
+                continue
             _check(
                 name in known,
                 f"eval.envs: {name!r} is not a seed environment.{suggest(name, known)} "
-                "Held-out evaluation uses seeds (see `spade-envs list-seeds`).",
+                "Held-out evaluation uses seeds and their rungs (`Name@0`; see "
+                "`spade-envs list-seeds`).",
             )
 
 
@@ -459,6 +542,7 @@ _SECTIONS: dict[str, type] = {
     "reward": RewardSettings,
     "memory": MemorySettings,
     "grpo": GRPOConfig,
+    "cold_start": ColdStartSettings,
     "eval": EvalSettings,
     "checkpoint": CheckpointSettings,
 }
@@ -482,6 +566,7 @@ class SelfPlayConfig:
         memory: :class:`MemorySettings`.
         grpo: :class:`~spade_envs.trainer.learner.GRPOConfig` (learning rate, clipping,
             KL, LoRA or full fine-tuning, micro-batches).
+        cold_start: :class:`ColdStartSettings` (supervised steps before self-play).
         eval: :class:`EvalSettings`.
         checkpoint: :class:`CheckpointSettings`.
     """
@@ -496,6 +581,7 @@ class SelfPlayConfig:
     reward: RewardSettings = field(default_factory=RewardSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    cold_start: ColdStartSettings = field(default_factory=ColdStartSettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
     checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
 
@@ -525,17 +611,24 @@ class SelfPlayConfig:
                 "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
-        held_out = set(self.eval.envs)
-        overlap = sorted(held_out & {_bare(e) for e in self.agent.fixed_pool})
-        _check(
-            not overlap,
-            f"agent.fixed_pool contains evaluation environments {overlap}: held-out "
-            "environments must not be trained on. Remove them from one of the lists.",
-        )
+        held_out = {_bare(e) for e in self.eval.envs}
+        for key, envs in (
+            ("agent.fixed_pool", self.agent.fixed_pool),
+            ("cold_start.envs", self.cold_start.envs),
+        ):
+            overlap = sorted(held_out & {_bare(e) for e in envs})
+            _check(
+                not overlap,
+                f"{key} contains evaluation environments {overlap} (or their rungs): "
+                "held-out environments must not be trained on. Remove them from one of "
+                "the lists.",
+            )
 
 
 def _bare(env: str) -> str:
-    """``spade/Name-v3`` -> ``Name``; a bare name stays."""
+    """``spade/Name-v3`` -> ``Name``; ``Name@0`` (a rung) -> ``Name``; a bare name stays."""
+    if "@" in env and not env.startswith("spade/"):
+        return env.partition("@")[0]
     if env.startswith("spade/"):
         env = env[len("spade/") :]
         name, _, version = env.rpartition("-v")

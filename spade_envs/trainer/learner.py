@@ -42,12 +42,13 @@ import copy
 import inspect
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from ..error import SpadeError
 from . import distributed
 from .adapters import adapter_state, adapters_disabled, add_adapters, load_adapter_state
+from .batches import MicroBatch, Row, fit_to_length, token_logprobs_class
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
 from .samples import Sample
 
@@ -70,104 +71,6 @@ STAT_KEYS = (
     "optimizer_steps",
     "seconds",
 )
-
-
-def fit_to_length(
-    prompt: Sequence[int], completion: Sequence[int], max_len: int
-) -> tuple[list[int], list[int], bool]:
-    """Cut a sample to at most ``max_len`` tokens, keeping the completion.
-
-    Tokens go from the left of the prompt first; one prompt token always stays (it
-    predicts the first completion token), so a completion of ``max_len`` tokens or more
-    loses its tail.
-
-    Returns:
-        ``(prompt, completion, truncated)``.
-    """
-    prompt, completion = list(prompt), list(completion)
-    if len(prompt) + len(completion) <= max_len:
-        return prompt, completion, False
-    keep = max(1, max_len - len(completion))
-    return prompt[-keep:], completion[: max_len - keep], True
-
-
-@dataclass
-class _Row:
-    """One sample ready to pack (after truncation)."""
-
-    index: int
-    agent: bool
-    prompt_len: int
-    tokens: list[int]
-    advantage: float
-    old: list[float] | None
-    temperature: float = 1.0
-    ref: list[float] | None = None
-
-    @property
-    def completion_len(self) -> int:
-        return len(self.tokens) - self.prompt_len
-
-
-@dataclass
-class _MicroBatch:
-    rows: list[_Row]
-    input_ids: Any
-    attention_mask: Any
-    keep: int  # logits kept: positions [T - keep, T)
-    mask: Any  # [B, keep - 1] bool: column j predicts token T - keep + 1 + j
-    spans: list[tuple[int, int]] = field(default_factory=list)  # completion columns per row
-    old: Any = None
-    ref: Any = None
-    advantages: Any = None
-    agent: Any = None
-    temperature: Any = None  # [B] float32: each row's sampling temperature
-
-
-def _token_logprobs_class() -> type:
-    import torch
-    from torch import nn
-
-    class TokenLogprobs(nn.Module):
-        """Log-probs of the next tokens in the last ``keep - 1`` positions of each row,
-        under each row's sampling temperature: ``log_softmax(logits / T)``.
-
-        A module of its own so DistributedDataParallel can wrap exactly what the loss
-        differentiates through.
-        """
-
-        def __init__(self, model: nn.Module) -> None:
-            super().__init__()
-            self.model = model
-            params = inspect.signature(model.forward).parameters
-            self.keeps_logits = "logits_to_keep" in params
-
-        def forward(
-            self, input_ids: Any, attention_mask: Any, keep: int, temperature: Any = None
-        ) -> Any:
-            """``[B, keep - 1]`` token log-probs.
-
-            Args:
-                input_ids: ``[B, W]`` token ids (right-padded).
-                attention_mask: ``[B, W]``.
-                keep: Logits kept: positions ``[W - keep, W)``.
-                temperature: ``[B]`` sampling temperatures (each row's logits are divided
-                    by its own), or None for temperature 1.
-            """
-            extra = {"logits_to_keep": keep} if self.keeps_logits else {}
-            out = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **extra
-            )
-            logits = out.logits[:, -keep:]
-            targets = input_ids[:, input_ids.shape[1] - keep + 1 :]
-            # float32 softmax even for a bf16 model: log-probs of rare tokens need it.
-            logits = logits[:, :-1].float()
-            if temperature is not None:
-                logits = logits / temperature.to(logits.dtype)[:, None, None]
-            logp = torch.log_softmax(logits, dim=-1)
-            return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-
-    return TokenLogprobs
 
 
 class Learner:
@@ -215,7 +118,7 @@ class Learner:
         if config.kl_coef and not config.lora_rank:
             # Full fine-tuning moves every weight: the reference needs its own copy.
             self._reference = copy.deepcopy(model).eval().requires_grad_(False)
-        module_cls = _token_logprobs_class()
+        module_cls = token_logprobs_class()
         self._module = module_cls(model)
         self._reference_module = (
             module_cls(self._reference) if self._reference is not None else None
@@ -291,7 +194,7 @@ class Learner:
         start = sum(len(part) for part in everyone[: self.dist.rank])
         return [replace(s, advantage=scored[start + i].advantage) for i, s in enumerate(samples)]
 
-    def _rows(self, samples: Sequence[Sample]) -> tuple[list[_Row], int]:
+    def _rows(self, samples: Sequence[Sample]) -> tuple[list[Row], int]:
         rows, truncated = [], 0
         for index, sample in enumerate(samples):
             prompt, completion, cut = fit_to_length(
@@ -305,7 +208,7 @@ class Learner:
             reuse = not cut and sample.old_logprobs is not None and sample.temperature == 1.0
             old = list(sample.old_logprobs) if reuse else None
             rows.append(
-                _Row(
+                Row(
                     index=index,
                     agent=sample.role == "agent",
                     prompt_len=len(prompt),
@@ -317,7 +220,7 @@ class Learner:
             )
         return rows, truncated
 
-    def _pack(self, rows: list[_Row]) -> list[_MicroBatch]:
+    def _pack(self, rows: list[Row]) -> list[MicroBatch]:
         import torch
 
         ordered = sorted(rows, key=lambda r: (-len(r.tokens), r.index))
@@ -339,7 +242,7 @@ class Learner:
                 span = (row.prompt_len - first, len(row.tokens) - first)
                 mask[i, span[0] : span[1]] = True
                 spans.append(span)
-            batch = _MicroBatch(
+            batch = MicroBatch(
                 rows=chunk,
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
@@ -357,7 +260,7 @@ class Learner:
             batches.append(batch)
         return batches
 
-    def _columns(self, batch: _MicroBatch, values: list[list[float]]) -> Any:
+    def _columns(self, batch: MicroBatch, values: list[list[float]]) -> Any:
         import torch
 
         out = torch.zeros(batch.mask.shape, dtype=torch.float32)
@@ -365,11 +268,11 @@ class Learner:
             out[i, lo:hi] = torch.tensor(row_values, dtype=torch.float32)
         return out.to(self.device)
 
-    def _rows_of(self, batch: _MicroBatch, logp: Any) -> list[list[float]]:
+    def _rows_of(self, batch: MicroBatch, logp: Any) -> list[list[float]]:
         cpu = logp.detach().float().cpu()
         return [cpu[i, lo:hi].tolist() for i, (lo, hi) in enumerate(batch.spans)]
 
-    def _behaviour_and_reference(self, batches: list[_MicroBatch]) -> None:
+    def _behaviour_and_reference(self, batches: list[MicroBatch]) -> None:
         import torch
 
         with torch.no_grad():
@@ -383,11 +286,11 @@ class Learner:
                 if self.config.kl_coef:
                     batch.ref = self._reference_logprobs(batch)
 
-    def _forward_no_grad(self, batch: _MicroBatch, module: Any = None) -> Any:
+    def _forward_no_grad(self, batch: MicroBatch, module: Any = None) -> Any:
         module = module or self._module
         return module(batch.input_ids, batch.attention_mask, batch.keep, batch.temperature)
 
-    def _reference_logprobs(self, batch: _MicroBatch) -> Any:
+    def _reference_logprobs(self, batch: MicroBatch) -> Any:
         if self._reference is not None:
             return self._forward_no_grad(batch, self._reference_module)
         with adapters_disabled(self.adapters):
@@ -506,7 +409,66 @@ class Learner:
         )
         return stats
 
-    def _backward(self, batch: _MicroBatch, scale: float) -> list[float]:
+    def likelihood_step(
+        self, samples: Sequence[Sample], learning_rate: float | None = None
+    ) -> dict[str, float]:
+        """One supervised step: raise the likelihood of every sample's completion.
+
+        The cold start's update (:mod:`spade_envs.trainer.coldstart`): the token mean of
+        ``-log p(completion | prompt)`` at temperature 1, on the same model, adapters and
+        optimiser as :meth:`step`, packed and truncated the same way. Every rank must call
+        it the same number of times.
+
+        Args:
+            samples: The samples (rewards, advantages and log-probs are not used).
+            learning_rate: This step's learning rate (default: the optimiser's own); the
+                optimiser's rate is restored afterwards.
+
+        Returns:
+            ``loss`` (token mean negative log-likelihood, before the step), ``tokens``
+            (over ranks), ``grad_norm`` (before clipping), ``truncated`` and ``seconds``.
+        """
+        import torch
+
+        started = time.perf_counter()
+        rows, truncated = self._rows([replace(s, temperature=1.0) for s in samples])
+        batches = self._pack(rows)
+        self.model.eval()  # no dropout, as in step()
+        tokens, truncated_all = self._all_reduce(
+            [float(sum(r.completion_len for r in rows)), float(truncated)]
+        )
+        stats = {"loss": 0.0, "tokens": tokens, "grad_norm": 0.0, "truncated": truncated_all}
+        if tokens == 0:
+            return {**stats, "seconds": time.perf_counter() - started}
+        scale = self.world_size / tokens
+        self.optimizer.zero_grad(set_to_none=True)
+        total = 0.0
+        if not batches:
+            self._empty_backward()
+        for i, batch in enumerate(batches):
+            sync = contextlib.nullcontext()
+            if self.dist is not None and i < len(batches) - 1:
+                sync = self._train_module.no_sync()
+            with sync:
+                logp = self._train_module(batch.input_ids, batch.attention_mask, batch.keep)
+                zero = torch.zeros((), dtype=logp.dtype, device=logp.device)
+                nll = torch.where(batch.mask, -logp, zero).sum()
+                (nll * scale).backward()
+            total += float(nll.detach())
+        (total,) = self._all_reduce([total])
+        norm = torch.nn.utils.clip_grad_norm_(self._params, self.config.max_grad_norm or 1e30)
+        saved = [group["lr"] for group in self.optimizer.param_groups]
+        if learning_rate is not None:
+            for group in self.optimizer.param_groups:
+                group["lr"] = float(learning_rate)
+        self.optimizer.step()
+        for group, lr in zip(self.optimizer.param_groups, saved):
+            group["lr"] = lr
+        self.steps += 1
+        stats.update(loss=total / tokens, grad_norm=float(norm))
+        return {**stats, "seconds": time.perf_counter() - started}
+
+    def _backward(self, batch: MicroBatch, scale: float) -> list[float]:
         import torch
 
         logp = self._train_module(

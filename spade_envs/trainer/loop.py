@@ -79,6 +79,7 @@ from .stages import (
     designer_reward,
     eval_line,
     eval_summary,
+    evaluate_suites,
     merge_eval,
     merge_play,
     metrics_record,
@@ -156,6 +157,8 @@ class SelfPlayTrainer:
         self.records: list[dict[str, Any]] = []
         self.pending: list[tuple[int, list[Any]]] = []  # (iteration, attempts) to train later
         self._parts: RunComponents | None = None
+        #: The reference solutions' win rate on the evaluation's instances (computed once).
+        self._ceiling_value: float | None = None
 
     @property
     def parts(self) -> RunComponents:
@@ -180,6 +183,8 @@ class SelfPlayTrainer:
         try:
             if self.start_iteration == 0 and self.config.eval.before_training:
                 self._baseline()
+            if self.start_iteration == 0 and self.config.cold_start.steps:
+                self._cold_start()
             for k in range(self.start_iteration + 1, self.config.iterations + 1):
                 self.records.append(self.iteration(k))
         finally:
@@ -207,7 +212,7 @@ class SelfPlayTrainer:
         rewards = [designer_reward(a, by_env.get(a.env_id), cfg.reward) for a in due]
         # 5. one GRPO update on both roles
         update_started = time.perf_counter()
-        samples = self._agent_samples(episodes) + self._designer_samples(due, rewards)
+        samples = self._agent_samples(episodes, k) + self._designer_samples(due, rewards)
         stats = parts.learner.step(samples)
         sync_started = time.perf_counter()
         synced = self._push()
@@ -403,7 +408,7 @@ class SelfPlayTrainer:
         self.pending = [(j, batch) for j, batch in self.pending if j + delay > k]
         return due
 
-    def _agent_samples(self, episodes: list[Any]) -> list[Any]:
+    def _agent_samples(self, episodes: list[Any], k: int) -> list[Any]:
         from .samples import agent_samples
 
         cfg = self.config.agent
@@ -413,7 +418,7 @@ class SelfPlayTrainer:
         return agent_samples(
             chosen,
             group_by=cfg.group_by,
-            format_bonus=cfg.format_bonus,
+            format_bonus=cfg.bonus_at(k),
             temperature=cfg.temperature,
         )
 
@@ -475,12 +480,18 @@ class SelfPlayTrainer:
             max_turns=cfg.max_turns or None,
             max_tokens=cfg.max_tokens,
         )
-        episodes, _stats = self._run_plays(cfg.envs, cfg.plays, False, config)
+        envs = self._eval_ids()
+        episodes, _stats = self._run_plays(envs, cfg.plays, False, config)
         parts = distributed.all_gather_objects(eval_summary(episodes))
         out = merge_eval(parts, time.perf_counter() - started)
+        out["eval_ceiling"] = self._ceiling(envs, config)
         self._say(k, eval_line(out, len(cfg.envs)))
         if cfg.suites and self.dist.is_main:  # only the main rank writes metrics
-            out.update(self._evaluate_suites(k))
+            out.update(
+                evaluate_suites(
+                    self.config, self.parts.generator, self.parts.view, lambda t: self._say(k, t)
+                )
+            )
             out["seconds_eval"] = time.perf_counter() - started
         return out
 
@@ -488,50 +499,61 @@ class SelfPlayTrainer:
         """``eval.before_training``: the untrained model's evaluation, as iteration 0. Only
         on a start from scratch (which empties ``metrics.jsonl``), so every rank decides
         alike and a resumed run never evaluates it twice."""
-        from .metrics import METRIC_FIELDS
+        self._write_zero("untrained", self._evaluate(0))
 
-        evaluation = self._evaluate(0)
-        record: dict[str, Any] = {"iteration": 0}
+    def _write_zero(self, stage: str, evaluation: dict[str, Any], **extra: Any) -> None:
+        """A metrics line of iteration 0 (before self-play): ``stage`` says which."""
+        from .metrics import METRIC_FIELDS
+        from .stages import eval_fields
+
+        record: dict[str, Any] = {"iteration": 0, "stage": stage, **extra}
         record.update({k: v for k, v in evaluation.items() if k in METRIC_FIELDS})
-        record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
-        record["eval_failed"] = evaluation["eval_failed"] + evaluation.get("eval_failed_suites", 0)
+        record.update(eval_fields(evaluation))
+        if evaluation:
+            failed = evaluation["eval_failed"] + evaluation.get("eval_failed_suites", 0)
+            record["eval_failed"] = failed
         if self.parts.metrics is not None:  # rank 0
             self.parts.metrics.write(record)
 
-    def _evaluate_suites(self, k: int) -> dict[str, Any]:
-        """``eval.suites``, played as ``spade-envs evaluate`` plays them."""
-        from ..suites.evaluation import eval_set, evaluate
+    def _cold_start(self) -> None:
+        """Supervised steps on the training environments' solutions
+        (:mod:`~spade_envs.trainer.coldstart`), then, by default, an evaluation."""
+        from .coldstart import run_cold_start
 
-        cfg, agent = self.config.eval, self.config.agent
-        out: dict[str, Any] = {"eval_failed_suites": 0}
-        for name in cfg.suites:
-            result = evaluate(
-                self.parts.generator,
-                eval_set(name, self.parts.view),
-                registry=self.parts.view,
-                episodes=cfg.plays,
-                max_turns=cfg.max_turns or 2,
-                temperature=cfg.temperature,
-                max_tokens=cfg.max_tokens,
-                seed=cfg.seed,
-                env_seed=cfg.env_seed,
-                rollout={
-                    "isolation": agent.isolation,
-                    "trust_code": agent.trust_code,
-                    "max_concurrent": agent.concurrency,
-                    "step_timeout": agent.step_timeout,
-                },
+        report = run_cold_start(self.config, self.parts, log=lambda s: self._say(0, s))
+        self._push()
+        evaluation = self._evaluate(0) if self.config.cold_start.evaluate else {}
+        if report.steps:  # a resumed cold start that was already done wrote its line
+            self._write_zero(
+                "cold_start",
+                evaluation,
+                cold_start_steps=report.steps,
+                cold_start_samples=report.samples,
+                cold_start_transcripts=report.transcripts,
+                cold_start_first_loss=report.first_loss,
+                cold_start_last_loss=report.last_loss,
+                seconds_cold_start=report.seconds,
             )
-            for score in [*result.categories, result.overall]:
-                out[f"suite_{name}_{score.category}_win_rate"] = score.win_rate
-            out["eval_failed_suites"] += result.failures.failed
-            rates = ", ".join(
-                f"{c.category} {c.win_rate:.2f}" if c.win_rate is not None else f"{c.category} n/a"
-                for c in [*result.categories, result.overall]
+
+    def _eval_ids(self) -> list[str]:
+        """The held-out environments' IDs (rung labels resolved)."""
+        from ..generator.ladders import resolve_labels
+
+        return resolve_labels(self.parts.view, self.config.eval.envs)
+
+    def _ceiling(self, envs: list[str], config: Any) -> float | None:
+        """The reference solutions' win rate on the evaluation's instances, under its cap:
+        the most an agent could show (computed once; rank 0 writes the metrics)."""
+        if self._ceiling_value is None and self.dist.is_main:
+            from ..agent import resolve_envs
+            from .coldstart import reference_plays
+
+            seeds = [config.env_seed + i for i in range(self.config.eval.plays)]
+            played = reference_plays(
+                self.parts.trainer_model, resolve_envs(envs, self.parts.view), seeds, config
             )
-            failed = f"; {result.failures.failed} plays failed" if result.failures.failed else ""
-            self._say(k, f"eval {name}: {rates}{failed}")
-        return out
+            self._ceiling_value = sum(e.won for e in played) / len(played) if played else None
+        return self._ceiling_value
 
     # ============================================================ set-up, resume
     def setup(self) -> None:

@@ -57,6 +57,7 @@ METRIC_FIELDS = (
     "mean_hint_gain",
     "win_rate",
     "agent_well_formed",
+    "agent_groups_unequal",
     "agent_return_with_hint",
     "agent_return_without_hint",
     "eval_return",

@@ -219,6 +219,52 @@ def _cell(value: Any, spec: str) -> str:
     return format(round(value) if spec == "d" else value, spec)
 
 
+def _rate(k: int, n: int) -> str:
+    from ..agent.rewards import wilson_interval
+
+    if not n:
+        return "n/a"
+    low, high = wilson_interval(k, n)
+    return f"{k}/{n} [{low:.2f}, {high:.2f}]"
+
+
+def before_after(records: Sequence[dict[str, Any]]) -> str:
+    """The run's closing summary: the held-out agent before training, after the cold start
+    and at the last evaluation (understood actions and wins, with 95% Wilson intervals),
+    the reference solutions' ceiling, and the designer's attempts and parse failures."""
+    evaluated = [r for r in records if r.get("eval_plays")]
+    points = [
+        ("untrained", next((r for r in evaluated if r.get("stage") == "untrained"), None)),
+        ("cold start", next((r for r in evaluated if r.get("stage") == "cold_start"), None)),
+        ("last", next((r for r in reversed(evaluated) if r.get("iteration", 0) > 0), None)),
+    ]
+    points = [(name, r) for name, r in points if r is not None]
+    lines = []
+    if points:
+        formed = " -> ".join(
+            f"{name} "
+            + _rate(int(r.get("eval_well_formed_turns") or 0), int(r.get("eval_turns") or 0))
+            for name, r in points
+        )
+        wins = " -> ".join(
+            f"{name} {_rate(int(r.get('eval_wins') or 0), int(r.get('eval_plays') or 0))}"
+            for name, r in points
+        )
+        lines += [f"held-out actions understood: {formed}", f"held-out wins: {wins}"]
+        ceiling = next((r["eval_ceiling"] for r in evaluated if "eval_ceiling" in r), None)
+        if ceiling is not None:
+            lines.append(f"reference solutions on the same instances win {ceiling:.2f}")
+    training = [r for r in records if r.get("iteration", 0) > 0]
+    attempts = sum(int(r.get("designer_requested") or 0) for r in training)
+    if attempts:
+        parse = sum(int(r.get("reject_bad_filling") or 0) for r in training)
+        registered = sum(int(r.get("designer_registered") or 0) for r in training)
+        lines.append(
+            f"designer: {attempts} attempts, {registered} registered, {parse} parse failures"
+        )
+    return "\n".join(lines)
+
+
 def summary_table(records: Sequence[dict[str, Any]]) -> str:
     """One row per iteration: yield, regret, returns, evaluation, loss, tokens, time."""
     columns = (

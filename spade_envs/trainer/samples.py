@@ -185,8 +185,9 @@ def agent_samples(
             token ids, token ids and log-probs of every turn.
         group_by: One of :data:`AGENT_GROUPS`.
         format_bonus: Added to the reward of each turn whose action was well-formed
-            (outcome ``"ok"``): a small shaping term for a model that has yet to learn the
-            answer convention.
+            (:attr:`~spade_envs.agent.policy.Turn.well_formed`: the environment understood
+            it, or, where it does not say, the reply is in the answer format): a small
+            shaping term for a model that has yet to learn the answer convention.
         temperature: The sampling temperature of the rollouts that played ``episodes``
             (``RolloutConfig.temperature``); every sample carries it.
 
@@ -221,7 +222,7 @@ def agent_samples(
                 reward = -float(episode.penalty)
             else:
                 reward = float(episode.seat_returns.get(turn.seat, episode.episode_return))
-            if turn.outcome == "ok":
+            if turn.well_formed:
                 reward += bonus
             samples.append(
                 Sample(

@@ -192,10 +192,11 @@ def _resume_from(resume: str, run_dir: Path, checkpoints: Path) -> Path | None:
 
 
 def _frozen_pool(config: SelfPlayConfig, view: RunView) -> list[str]:
-    """Fixed-pool mode's environments: ``agent.fixed_pool``, or every seed of the pool
-    kinds that is not held out for evaluation."""
+    """Fixed-pool mode's environments: ``agent.fixed_pool`` (rung labels allowed), or every
+    seed of the pool kinds that is not held out for evaluation, with its ladder's rungs."""
     from ..agent import resolve_envs
     from ..core.metadata import describe
+    from ..generator.ladders import resolve_labels, rung_labels
     from ..seeds import seed_class, seed_names
 
     names: list[str] = []
@@ -207,11 +208,14 @@ def _frozen_pool(config: SelfPlayConfig, view: RunView) -> list[str]:
             names += suite_pool(entry[len("suite:") :], view)
         else:
             names.append(entry)
+    held_out = {e.partition("@")[0] for e in config.eval.envs}
     names = names or [
-        n
+        label
         for n in seed_names()
-        if describe(seed_class(n)).kind in config.agent.pool_kinds and n not in config.eval.envs
+        if describe(seed_class(n)).kind in config.agent.pool_kinds and n not in held_out
+        for label in [n, *rung_labels([n])]  # the easy rungs beside today's instances
     ]
+    names = resolve_labels(view, names)
     if not names:
         raise SpadeError(
             "Fixed-pool mode has no environments: set agent.fixed_pool or widen agent.pool_kinds."
@@ -235,8 +239,13 @@ def _open_registry(url: str, dist: distributed.DistInfo) -> Registry:
 
     registry = None
     if dist.is_main:
+        from ..generator.ladders import resolve_labels, rung_labels
+
         registry = Registry(url)
         registry.register_seeds()
+        # Every rung before the first iteration, so the pool a run draws from is the same
+        # at every iteration and on resume.
+        resolve_labels(registry, rung_labels())
     distributed.barrier()
     return registry if registry is not None else Registry(url)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent.failures import FAILURE_OUTCOMES, AllPlaysFailedError, FailureCounts, play_failure
@@ -139,11 +139,30 @@ def play_summary(
         "with": [e.episode_return for e in finished if e.hint],
         "without": [e.episode_return for e in finished if not e.hint],
         "wins": [float(e.won) for e in finished if not e.hint],
-        "well_formed": [float(t.outcome == "ok") for e in finished for t in e.turns],
+        "well_formed": [float(t.well_formed) for e in finished for t in e.turns],
+        "groups": _group_returns(finished),
         "plays": len(episodes),
         "failures": FailureCounts.of(episodes),
         "seconds": seconds,
     }
+
+
+def _group_returns(episodes: Sequence[Any]) -> list[list[float]]:
+    """The unhinted returns of each environment's plays: the agent's GRPO groups."""
+    groups: dict[str, list[float]] = {}
+    for episode in episodes:
+        if not episode.hint:
+            groups.setdefault(episode.env_id, []).append(float(episode.episode_return))
+    return list(groups.values())
+
+
+def unequal_share(groups: Sequence[Sequence[float]]) -> float | None:
+    """The share of groups (of at least 2 plays) whose returns are not all equal: only
+    those give GRPO a gradient (an equal group's advantages are all 0)."""
+    sized = [g for g in groups if len(g) >= 2]
+    if not sized:
+        return None
+    return sum(max(g) - min(g) > 1e-9 for g in sized) / len(sized)
 
 
 def merge_play(parts: Sequence[dict[str, Any]], envs: int) -> tuple[list[Any], dict[str, Any]]:
@@ -151,7 +170,7 @@ def merge_play(parts: Sequence[dict[str, Any]], envs: int) -> tuple[list[Any], d
     rows = [row for part in parts for row in part["rows"]]
     play: dict[str, Any] = {
         key: [v for part in parts for v in part.get(key, [])]
-        for key in ("with", "without", "wins", "well_formed")
+        for key in ("with", "without", "wins", "well_formed", "groups")
     }
     play["plays"] = sum(part["plays"] for part in parts)
     play["failures"] = FailureCounts.total([part["failures"] for part in parts])
@@ -192,9 +211,15 @@ def eval_summary(episodes: Sequence[Any]) -> dict[str, Any]:
     """One rank's evaluation plays: (return, win) of those that finished, the failures."""
     finished = [e for e in episodes if play_failure(e) is None]
     turns = [t for e in finished for t in e.turns]
+    per_env: dict[str, list[int]] = {}
+    for e in finished:
+        wins_plays = per_env.setdefault(e.env_id, [0, 0])
+        wins_plays[0] += int(e.won)
+        wins_plays[1] += 1
     return {
         "results": [(e.episode_return, float(e.won)) for e in finished],
-        "turns": (sum(1 for t in turns if t.outcome == "ok"), len(turns)),
+        "turns": (sum(1 for t in turns if t.well_formed), len(turns)),
+        "per_env": per_env,
         "failures": FailureCounts.of(episodes),
     }
 
@@ -206,10 +231,19 @@ def merge_eval(parts: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any
     returns = [r for r, _ in results]
     well_formed = sum(part.get("turns", (0, 0))[0] for part in parts)
     turns = sum(part.get("turns", (0, 0))[1] for part in parts)
+    per_env: dict[str, list[int]] = {}
+    for part in parts:
+        for env_id, (wins, plays) in part.get("per_env", {}).items():
+            total = per_env.setdefault(env_id, [0, 0])
+            total[0] += wins
+            total[1] += plays
     return {
-        # A reply in the answer format (\\boxed{}, <answer>, a valid tool call): what a
-        # 135M model learns long before it wins.
+        # An action the environment understood (or, where it does not say, one in the
+        # answer format): what a 135M model learns long before it wins.
         "eval_well_formed": well_formed / turns if turns else None,
+        "eval_well_formed_turns": well_formed,
+        "eval_wins": sum(int(w) for _, w in results),
+        "eval_per_env": per_env,
         "eval_turns": turns,
         "eval_return": _mean(returns),
         "eval_return_se": _standard_error(returns),
@@ -219,6 +253,23 @@ def merge_eval(parts: Sequence[dict[str, Any]], seconds: float) -> dict[str, Any
         "eval_failures": failures,
         "seconds_eval": seconds,
     }
+
+
+def eval_fields(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """The evaluation's fields beyond :data:`~.metrics.METRIC_FIELDS`: wins and plays per
+    held-out environment (``eval_env_<id>_wins``/``_plays``, for intervals per rung), the
+    reference solution's win rate under the same turn cap (``eval_ceiling``), and the suite
+    sets' win rates per category (``suite_<set>_<category>_win_rate``)."""
+    out: dict[str, Any] = {k: v for k, v in evaluation.items() if k.startswith("suite_")}
+    if "eval_wins" in evaluation:
+        out["eval_wins"] = evaluation["eval_wins"]
+        out["eval_well_formed_turns"] = evaluation.get("eval_well_formed_turns", 0)
+    for env_id, (wins, plays) in sorted(evaluation.get("eval_per_env", {}).items()):
+        out[f"eval_env_{env_id}_wins"] = wins
+        out[f"eval_env_{env_id}_plays"] = plays
+    if evaluation.get("eval_ceiling") is not None:
+        out["eval_ceiling"] = evaluation["eval_ceiling"]
+    return out
 
 
 def eval_line(evaluation: dict[str, Any], envs: int) -> str:
@@ -269,6 +320,7 @@ def metrics_record(
         mean_hint_gain=_mean([r.hint_gain for r in rows if r.n_with_hint and r.n_without_hint]),
         win_rate=_mean(play["wins"]),
         agent_well_formed=_mean(play.get("well_formed", [])),
+        agent_groups_unequal=unequal_share(play.get("groups", [])),
         agent_return_with_hint=_mean(play["with"]),
         agent_return_without_hint=_mean(play["without"]),
         eval_return=evaluation.get("eval_return"),
@@ -279,8 +331,7 @@ def metrics_record(
         eval_turns=evaluation.get("eval_turns"),
         eval_failed=evaluation.get("eval_failed", 0) + evaluation.get("eval_failed_suites", 0),
     )
-    # eval.suites: one win rate per evaluation set and category.
-    record.update({k: v for k, v in evaluation.items() if k.startswith("suite_")})
+    record.update(eval_fields(evaluation))
     for key in ("loss", "loss_agent", "loss_designer", "tokens_agent", "tokens_designer"):
         record[key] = stats[key]
     for key in ("samples_agent", "samples_designer", "grad_norm", "clip_frac", "kl"):
@@ -302,3 +353,42 @@ def metrics_record(
     for failure, n in design.get("failures", {}).items():
         record[reject_field(failure)] += n
     return record
+
+
+def evaluate_suites(
+    config: Any, generator: Any, view: Any, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """``eval.suites``, played as ``spade-envs evaluate`` plays them: win rates per set and
+    category (``suite_<set>_<category>_win_rate``) and ``eval_failed_suites``."""
+    from ..suites.evaluation import eval_set, evaluate
+
+    cfg, agent = config.eval, config.agent
+    out: dict[str, Any] = {"eval_failed_suites": 0}
+    for name in cfg.suites:
+        result = evaluate(
+            generator,
+            eval_set(name, view),
+            registry=view,
+            episodes=cfg.plays,
+            max_turns=cfg.max_turns or 2,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            seed=cfg.seed,
+            env_seed=cfg.env_seed,
+            rollout={
+                "isolation": agent.isolation,
+                "trust_code": agent.trust_code,
+                "max_concurrent": agent.concurrency,
+                "step_timeout": agent.step_timeout,
+            },
+        )
+        for score in [*result.categories, result.overall]:
+            out[f"suite_{name}_{score.category}_win_rate"] = score.win_rate
+        out["eval_failed_suites"] += result.failures.failed
+        rates = ", ".join(
+            f"{c.category} {c.win_rate:.2f}" if c.win_rate is not None else f"{c.category} n/a"
+            for c in [*result.categories, result.overall]
+        )
+        failed = f"; {result.failures.failed} plays failed" if result.failures.failed else ""
+        say(f"eval {name}: {rates}{failed}")
+    return out

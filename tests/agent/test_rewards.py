@@ -157,3 +157,24 @@ def test_standard_errors_of_a_mean_and_of_a_rate():
     assert math.isnan(standard_error([1.0])) and math.isnan(standard_error([]))
     assert binomial_standard_error(0.5, 4) == 0.25
     assert math.isnan(binomial_standard_error(0.0, 0))
+
+
+def test_wilson_intervals_bound_a_zero_and_refuse_impossible_counts():
+    from spade_envs.agent.rewards import wilson_interval
+
+    low, high = wilson_interval(0, 16)
+    assert low == 0.0 and high == pytest.approx(0.1936, abs=1e-4)  # n = 16 rules out only > 19%
+    assert wilson_interval(16, 16)[1] == 1.0 and wilson_interval(0, 0) == (0.0, 1.0)
+    low, high = wilson_interval(5, 10)
+    assert low == pytest.approx(1 - high)
+    with pytest.raises(RewardInputError, match="0 <= successes <= n"):
+        wilson_interval(3, 2)
+
+
+@given(st.integers(0, 200), st.integers(1, 200))
+def test_wilson_intervals_hold_the_observed_rate(k, n):
+    from spade_envs.agent.rewards import wilson_interval
+
+    k = min(k, n)
+    low, high = wilson_interval(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0

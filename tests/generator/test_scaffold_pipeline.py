@@ -184,3 +184,34 @@ def test_the_prompt_aims_by_the_parents_win_rate_and_names_what_misses_the_band(
     assert "Make it HARDER: the agent wins 95% of the time" in prompt
     assert "spade/NumberGuess-v1: too easy" in prompt
     assert "spade/Mastermind-v1: too hard" in prompt
+
+
+def test_without_a_band_in_memory_the_parent_nearest_the_band_by_win_rate_is_drawn(setup):
+    import random
+    from types import SimpleNamespace
+
+    from spade_envs.generator.ladders import register_rung
+    from spade_envs.generator.parents import ScaffoldParents, band_distance
+
+    registry, memory, _ = setup
+    registry.register_seeds()
+    rung = register_rung(registry, "NumberGuess@0")
+    assert band_distance(None) == 0.25 and band_distance(SimpleNamespace(win_rate=0.5)) == 0.0
+    assert band_distance(SimpleNamespace(win_rate=0.0)) == pytest.approx(0.15)
+    # The agent never wins the seeds and wins the easy rung half of the time: the rung is
+    # drawn whatever the seed (hint gain is 0 everywhere, so the memory's band is empty).
+    for record in registry.list(status="validated", limit=500):
+        if "# hole" in record.source:
+            win = 0.5 if record.id == rung else 0.0
+            registry.record_play_stats(
+                record.id,
+                "c",
+                plays_with_hint=4,
+                plays_without_hint=4,
+                mean_return_with_hint=win,
+                mean_return_without_hint=win,
+                win_rate=win,
+            )
+    for seed in range(5):
+        parents = ScaffoldParents(registry, memory, random.Random(seed))
+        assert parents.choose(None).record.id == rung

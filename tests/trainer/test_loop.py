@@ -194,7 +194,7 @@ def test_fixed_pool_mode_trains_the_agent_on_a_frozen_list(tiny_model, finished_
     assert isinstance(trainer.parts, RunComponents) and trainer.parts.memory is None
     assert set(vars(trainer)) == {
         *("config", "run_dir", "resume", "dist", "_log", "_wrap"),
-        *("start_iteration", "records", "pending", "_parts"),
+        *("start_iteration", "records", "pending", "_parts", "_ceiling_value"),
     }
 
 

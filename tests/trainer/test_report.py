@@ -145,3 +145,26 @@ def test_an_iteration_tag_reads_back_only_for_its_own_run():
     assert tag_iteration(iteration_tag("run7", 12), "run7") == 12
     assert tag_iteration(iteration_tag("run70", 2), "run7") is None  # another run's tag
     assert tag_iteration("run7-iterx", "run7") is None and tag_iteration("", "run7") is None
+
+
+def test_the_closing_summary_shows_before_cold_start_and_after_with_intervals():
+    from spade_envs.trainer.report import before_after
+
+    def evaluation(stage, wins, formed, iteration=0):
+        record = {"iteration": iteration, "eval_plays": 16, "eval_wins": wins}
+        record.update(eval_turns=40, eval_well_formed_turns=formed, eval_ceiling=1.0)
+        return {**record, "stage": stage} if stage else record
+
+    records = [
+        evaluation("untrained", 0, 1),
+        evaluation("cold_start", 2, 30),
+        {**evaluation(None, 5, 36, iteration=1), "designer_requested": 4},
+        {"iteration": 2, "designer_requested": 4, "designer_registered": 1},
+    ]
+    text = before_after(records)
+    assert "held-out actions understood: untrained 1/40 [0.00, 0.13]" in text
+    assert "-> cold start 30/40 [0.60, 0.86] -> last 36/40 [0.77, 0.96]" in text
+    assert "held-out wins: untrained 0/16 [0.00, 0.19]" in text
+    assert "reference solutions on the same instances win 1.00" in text
+    assert "designer: 8 attempts, 1 registered, 0 parse failures" in text
+    assert before_after([{"iteration": 1}]) == ""

@@ -138,3 +138,30 @@ def test_evaluation_reports_the_standard_error_of_its_mean_return():
     assert evaluation["eval_return_se"] == pytest.approx((1 / 3 / 4) ** 0.5)
     one = merge_eval([{"results": [(1.0, 1.0)], "failures": FailureCounts()}], seconds=1.0)
     assert one["eval_return_se"] is None  # one play: no spread to estimate
+
+
+def test_groups_with_unequal_returns_are_the_ones_that_teach():
+    from spade_envs.trainer.stages import unequal_share
+
+    assert unequal_share([[0.0, 0.0, 0.0], [0.0, 1.0], [1.0]]) == 0.5  # a group of 1 is no group
+    assert unequal_share([[1.0]]) is None
+    summary = play_summary(
+        [played("a", False, 1.0), played("a", False, 0.0), played("a", True, 1.0)],
+        [],
+        1.0,
+    )
+    assert summary["groups"] == [[1.0, 0.0]]  # unhinted plays only: the agent's groups
+
+
+def test_evaluations_keep_wins_per_environment_for_intervals_and_the_ceiling():
+    from spade_envs.trainer.stages import eval_fields, eval_summary
+
+    rank0 = [played("spade/A-v1", False, 1.0), played("spade/A-v1", False, 0.0)]
+    rank1 = [played("spade/B-v1", False, 0.0), played("spade/B-v1", False, 0, "timeout")]
+    evaluation = merge_eval([eval_summary(rank0), eval_summary(rank1)], 1.0)
+    evaluation["eval_ceiling"] = 1.0
+    fields = eval_fields(evaluation)
+    assert fields["eval_wins"] == 1 and evaluation["eval_plays"] == 3
+    assert (fields["eval_env_spade/A-v1_wins"], fields["eval_env_spade/A-v1_plays"]) == (1, 2)
+    assert (fields["eval_env_spade/B-v1_wins"], fields["eval_env_spade/B-v1_plays"]) == (0, 1)
+    assert fields["eval_ceiling"] == 1.0
