@@ -18,7 +18,10 @@ Modes:
         JSON object; the filled parent is a complete module that takes the same road
         (gate, novelty -- of the filling, against the parent and its whole family --,
         registration with the parent and the filling as lineage). For small models,
-        which cannot write whole modules.
+        which cannot write whole modules. With ``constrained`` (the default) the reply is
+        decoded under the filling's JSON Schema (:mod:`.schema`), so it always parses
+        into the right keys and types; a parent whose holes no schema can describe is
+        refused for that attempt (``prompt_error``, naming the hole).
     auto: ``scaffold`` for models under :data:`SCAFFOLD_BELOW_PARAMETERS` parameters,
         ``new`` for larger ones and for models of unknown size (remote servers).
 """
@@ -31,7 +34,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.metadata import SKILLS
@@ -41,6 +44,7 @@ from .outcomes import AttemptStage, DesignerFailure
 from .parents import Parent, ScaffoldParents, aim
 from .prompts import EDIT_CHANGES, DesignerPrompts, Reference, describe_stats, prompt_sha256
 from .scaffold import FillingError, parse_filling
+from .schema import SchemaError, filling_schema
 
 __all__ = [
     "ATTEMPT_FAILURES",
@@ -93,6 +97,11 @@ class DesignerConfig:
         max_tokens: Longest reply.
         seed: Seeds document sampling, skill/parent choice and model sampling.
         run_id: Recorded with every registered environment (default: a new UUID).
+        constrained: ``scaffold`` only: decode each reply under its filling's JSON Schema
+            (``SamplingParams.json_schema``; :func:`~.schema.filling_schema` of the hole
+            the attempt changes, required, and the parent's other numeric holes), so a
+            reply always parses; relations between holes are still checked after
+            parsing. False lets the model write freely, as before.
     """
 
     n: int = 8
@@ -111,6 +120,7 @@ class DesignerConfig:
     max_tokens: int = 1536
     seed: int = 0
     run_id: str | None = None
+    constrained: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in (*MODES, "auto"):
@@ -271,6 +281,7 @@ class Designer:
         self.mode = resolve_mode(self.config.mode, model)
         self._parents: ScaffoldParents | None = None
         self._drawn: dict[int, Parent] = {}  # attempt index -> the parent it fills
+        self._schemas: dict[int, dict[str, Any]] = {}  # attempt index -> its reply's schema
         if self.mode == "scaffold":  # a named parent without holes is refused here
             self._parents = ScaffoldParents(
                 registry, memory, self._rng, self.config.parent, held_out=self.config.held_out
@@ -306,7 +317,7 @@ class Designer:
                         max_tokens=self.config.max_tokens,
                         seed=self.config.seed * 100_003 + pending[0].index * 17 + _round,
                     )
-                    replies = self.model.generate([a.messages for a in pending], params)
+                    replies = self._generate(pending, params)
                     retry = []
                     for attempt, completion in zip(pending, replies):
                         attempt.rounds += 1
@@ -322,6 +333,18 @@ class Designer:
                 self._validator = None
         report.seconds = time.perf_counter() - start
         return report
+
+    def _generate(self, pending: list[Attempt], params: Any) -> list[Any]:
+        """The model's replies to ``pending``; attempts with a schema are decoded under it
+        (one request per attempt, item ``i`` seeded ``params.seed + i`` as in a batch)."""
+        conversations = [a.messages for a in pending]
+        if not any(a.index in self._schemas for a in pending):
+            return self.model.generate(conversations, params)
+        each = [
+            replace(params, seed=params.seed_for(i), json_schema=self._schemas.get(a.index))
+            for i, a in enumerate(pending)
+        ]
+        return self.model.generate_each(conversations, each)
 
     def _prepare(self, index: int) -> Attempt:
         """Choose the skill, document and references, and build the first prompt."""
@@ -342,6 +365,9 @@ class Designer:
                 messages = self._new_prompt(skill, document.text)
             attempt.messages = messages
             attempt.prompt_sha256 = prompt_sha256(messages)
+        except SchemaError as exc:  # the parent's holes cannot be constrained: refused
+            attempt.reason = _short_reason(f"no reply schema: {exc}", 240)
+            attempt.failure = DesignerFailure.PROMPT_ERROR
         except SpadeError as exc:
             attempt.reason = _short_reason(f"prompt: {exc}")
             attempt.failure = DesignerFailure.PROMPT_ERROR
@@ -393,18 +419,22 @@ class Designer:
             (record.id, f"too hard ({describe_stats(stats)})")
             for record, stats in self.memory.too_hard(k=1)
         ]
+        scaffold = parent.scaffold
+        offered = scaffold.numeric_holes() or [h.name for h in scaffold.holes if h.kind == "value"]
+        focus = self._rng.choice(offered or [h.name for h in scaffold.holes])
+        if self.config.constrained:
+            # The hole the prompt asks to change is required and written first; the other
+            # holes of its kind may follow (a rule hole is refused here, naming it).
+            names = [focus, *(name for name in offered if name != focus)]
+            self._schemas[attempt.index] = filling_schema(scaffold, names, required=[focus])
         return self.prompts.scaffold(
             examples=examples,
             parent_id=parent.record.id,
-            scaffold=parent.scaffold,
+            scaffold=scaffold,
             skill=parent.record.skill,
             description=parent.record.description,
             aim=aim(parent.stats),
-            focus=self._rng.choice(
-                parent.scaffold.numeric_holes()
-                or [h.name for h in parent.scaffold.holes if h.kind == "value"]
-                or [h.name for h in parent.scaffold.holes]
-            ),
+            focus=focus,
             children=children,
         )
 
@@ -540,6 +570,7 @@ class Designer:
                 "filled": attempt.filling,
                 "values": attempt.values,
                 "ignored_keys": attempt.ignored_keys,
+                "constrained": attempt.index in self._schemas,
             }
         try:
             record = self.registry.register(

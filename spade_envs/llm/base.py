@@ -12,11 +12,14 @@ optional dependency) raises :class:`~spade_envs.error.SpadeError`.
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from types import TracebackType
+from typing import Any
 
 from ..error import SpadeError
 
@@ -57,6 +60,12 @@ class SamplingParams:
         seed: Makes sampling reproducible where the backend supports it. In a batch,
             conversation ``i`` is sampled with ``seed + i``, so its reply does not depend
             on what else is in the batch. ``None`` draws fresh randomness.
+        json_schema: A JSON Schema (a dict) the reply must be an instance of: the backend
+            decodes under it (structured generation), so the reply is that JSON and
+            nothing else, unless it is cut at ``max_tokens``. The transformers backend
+            uses llguidance (:mod:`spade_envs.llm.structured`), vLLM its structured
+            outputs, an OpenAI-compatible server ``response_format``. ``None`` leaves the
+            reply free. A copy is stored; it is compared but not hashed.
     """
 
     temperature: float = 0.7
@@ -64,6 +73,9 @@ class SamplingParams:
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    # Not hashed: a dict is not hashable, and the other fields tell requests apart well
+    # enough for a hash (equality still compares the schema).
+    json_schema: dict[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         # Accept a bare string or a list for convenience, but store an immutable tuple so
@@ -108,6 +120,8 @@ class SamplingParams:
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
             raise LLMConfigError(f"SamplingParams.seed must be an int or None, got {self.seed!r}.")
+        if self.json_schema is not None:
+            object.__setattr__(self, "json_schema", _checked_schema(self.json_schema))
 
     @property
     def greedy(self) -> bool:
@@ -117,6 +131,24 @@ class SamplingParams:
     def seed_for(self, index: int) -> int | None:
         """The seed of batch item ``index``: ``seed + index``, or ``None`` without a seed."""
         return None if self.seed is None else self.seed + index
+
+
+def _checked_schema(schema: object) -> dict[str, Any]:
+    """A private copy of ``schema`` once it is a JSON-serialisable dict (the form every
+    backend sends or compiles); the caller may change its own dict afterwards."""
+    if not isinstance(schema, dict):
+        raise LLMConfigError(
+            f"SamplingParams.json_schema must be a dict (a JSON Schema such as "
+            f'{{"type": "object", ...}}), got {type(schema).__name__}; pass None for a free reply.'
+        )
+    try:
+        json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise LLMConfigError(
+            f"SamplingParams.json_schema is not JSON ({exc}); use only dicts, lists, strings, "
+            "finite numbers, bools and None in it."
+        ) from None
+    return copy.deepcopy(schema)
 
 
 @dataclass(frozen=True)
@@ -242,6 +274,35 @@ class ChatModel(ABC):
             not raise for such failures.
         """
 
+    def generate_each(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: Sequence[SamplingParams],
+    ) -> list[Completion]:
+        """Answer every conversation under its own sampling parameters.
+
+        What a designer batch needs when each conversation has its own JSON Schema.
+        Conversation ``i`` is sampled with ``params[i]`` and seed ``params[i].seed``
+        itself (no offset). The backends batch such a call; this default runs
+        :meth:`generate` once per run of neighbours whose parameters differ only in
+        seeds that count up by one (what :meth:`generate` gives a batch), so a wrapper
+        that only implements :meth:`generate` stays correct, if less batched.
+
+        Raises:
+            LLMConfigError: ``params`` is not one :class:`SamplingParams` per conversation.
+        """
+        items = _check_each(conversations, params)
+        replies: list[Completion] = []
+        start = 0
+        while start < len(items):
+            end = start + 1
+            while end < len(items) and _continues(items[end - 1][1], items[end][1]):
+                end += 1
+            group = items[start:end]
+            replies.extend(self.generate([c for c, _ in group], group[0][1]))
+            start = end
+        return replies
+
     def chat(self, messages: Sequence[Message], params: SamplingParams | None = None) -> Completion:
         """Answer one conversation (a batch of one)."""
         return self.generate([messages], params)[0]
@@ -262,3 +323,33 @@ class ChatModel(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def _check_each(
+    conversations: Sequence[Sequence[Message]], params: Sequence[SamplingParams]
+) -> list[tuple[Sequence[Message], SamplingParams]]:
+    """Pairs of (conversation, its params) for :meth:`ChatModel.generate_each`."""
+    if isinstance(params, SamplingParams) or not isinstance(params, Sequence):
+        raise LLMConfigError(
+            "generate_each takes one SamplingParams per conversation (a list); for one "
+            "SamplingParams for all of them call generate."
+        )
+    if len(params) != len(conversations):
+        raise LLMConfigError(
+            f"generate_each got {len(conversations)} conversations and {len(params)} "
+            "SamplingParams; give one per conversation."
+        )
+    for i, item in enumerate(params):
+        if not isinstance(item, SamplingParams):
+            raise LLMConfigError(
+                f"generate_each: params[{i}] is a {type(item).__name__}, not SamplingParams."
+            )
+    return list(zip(conversations, params))
+
+
+def _continues(previous: SamplingParams, current: SamplingParams) -> bool:
+    """Whether ``current`` is what :meth:`ChatModel.generate` would give the item after
+    ``previous`` in one batch (the same parameters, the seed one higher)."""
+    if previous.seed is None or current.seed is None:
+        return previous == current and previous.seed is None
+    return replace(previous, seed=previous.seed + 1) == current

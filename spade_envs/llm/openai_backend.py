@@ -5,7 +5,8 @@ Only the standard library is used (``urllib.request`` and a thread pool), so the
 adds no dependency. Every failure of a request (connection refused, timeout, HTTP
 error, a body that is not the expected JSON) becomes an error
 :class:`~spade_envs.llm.base.Completion`; transient ones (connection errors, timeouts,
-HTTP 408/409/429/5xx) are retried first.
+HTTP 408/409/429/5xx) are retried first. ``SamplingParams.json_schema`` is sent as
+``response_format`` (``{"type": "json_schema", ...}``), which the server must support.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .base import (
     LLMConfigError,
     Message,
     SamplingParams,
+    _check_each,
     check_conversation,
 )
 
@@ -253,12 +255,19 @@ class OpenAIChatModel(ChatModel):
         }
         if params.stop:
             body["stop"] = list(params.stop)
+        if params.json_schema is not None:
+            # OpenAI's structured outputs; vLLM's server, llama.cpp's and ours honour it.
+            # Not "strict": OpenAI's strict mode refuses optional properties and bounds.
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": params.json_schema, "strict": False},
+            }
         body.update(self.extra_body)
         return body
 
     def _one(
         self,
-        index: int,
+        seed: int | None,
         messages: Sequence[Message],
         params: SamplingParams,
         down: threading.Event,
@@ -269,7 +278,6 @@ class OpenAIChatModel(ChatModel):
         try:
             model = self._resolve(down)
             body = self._body(model, messages, params)
-            seed = params.seed_for(index)
             if seed is not None:
                 body["seed"] = seed
             # Once one request of this batch found the server unreachable, the rest try
@@ -293,13 +301,27 @@ class OpenAIChatModel(ChatModel):
         """Send every conversation, ``max_concurrency`` at a time (see ``ChatModel.generate``)."""
         params = params or SamplingParams()
         items = list(conversations)
+        return self._send([(c, params, params.seed_for(i)) for i, c in enumerate(items)])
+
+    def generate_each(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: Sequence[SamplingParams],
+    ) -> list[Completion]:
+        """Send every conversation with its own parameters (a JSON Schema each becomes its
+        ``response_format``); see ``ChatModel.generate_each``."""
+        return self._send([(c, p, p.seed) for c, p in _check_each(conversations, params)])
+
+    def _send(
+        self, items: list[tuple[Sequence[Message], SamplingParams, int | None]]
+    ) -> list[Completion]:
         down = threading.Event()
         if len(items) <= 1:
-            return [self._one(i, c, params, down) for i, c in enumerate(items)]
+            return [self._one(seed, c, p, down) for c, p, seed in items]
         with ThreadPoolExecutor(
             max_workers=min(self.max_concurrency, len(items)), thread_name_prefix="spade-openai"
         ) as pool:
-            futures = [pool.submit(self._one, i, c, params, down) for i, c in enumerate(items)]
+            futures = [pool.submit(self._one, seed, c, p, down) for c, p, seed in items]
             return [f.result() for f in futures]
 
     def __repr__(self) -> str:

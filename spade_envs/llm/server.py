@@ -9,9 +9,11 @@ generation at a time, so concurrent requests queue rather than being batched tog
 Endpoints:
     ``GET /v1/models``, ``GET /health``, ``POST /v1/chat/completions`` (``n=1``;
     ``temperature``, ``top_p``, ``max_tokens`` / ``max_completion_tokens``, ``stop``,
-    ``seed``, ``logprobs``; no streaming). Besides the OpenAI fields, each choice carries
-    ``token_ids`` and the response ``prompt_token_ids`` (as vLLM does), and logprob
-    tokens are written ``token_id:N`` (vLLM's ``return_tokens_as_token_ids`` form).
+    ``seed``, ``logprobs``, ``response_format`` of type ``json_schema`` (decoded under the
+    schema: ``SamplingParams.json_schema``), ``json_object`` or ``text``; no streaming).
+    Besides the OpenAI fields, each choice carries ``token_ids`` and the response
+    ``prompt_token_ids`` (as vLLM does), and logprob tokens are written ``token_id:N``
+    (vLLM's ``return_tokens_as_token_ids`` form).
 
 Run it from a shell with ``python -m spade_envs.llm.server smollm2 --port 8000``.
 """
@@ -300,6 +302,7 @@ def _parse_request(body: Any, served: str) -> tuple[list[Message], SamplingParam
         raise _BadRequest(
             HTTPStatus.BAD_REQUEST, "'stop' must be a string or a list of strings.", "stop"
         )
+    schema = _response_schema(body.get("response_format"))
     want_logprobs = body.get("logprobs", False)
     if not isinstance(want_logprobs, bool):
         raise _BadRequest(HTTPStatus.BAD_REQUEST, "'logprobs' must be true or false.", "logprobs")
@@ -311,10 +314,39 @@ def _parse_request(body: Any, served: str) -> tuple[list[Message], SamplingParam
             max_tokens=SamplingParams.max_tokens if max_tokens is None else max_tokens,
             stop=tuple(stop),
             seed=body.get("seed"),
+            json_schema=schema,
         )
     except LLMConfigError as exc:
         raise _BadRequest(HTTPStatus.BAD_REQUEST, str(exc)) from None
     return messages, params, want_logprobs
+
+
+def _response_schema(value: Any) -> dict[str, Any] | None:
+    """The JSON Schema a ``response_format`` asks for (None: free text)."""
+    if value is None:
+        return None
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return {"type": "object"}
+    if kind == "json_schema":
+        spec = value.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        if not isinstance(schema, dict):
+            raise _BadRequest(
+                HTTPStatus.BAD_REQUEST,
+                "'response_format' of type json_schema needs 'json_schema': {'name': ..., "
+                "'schema': {...}} with the schema as an object.",
+                "response_format",
+            )
+        return schema
+    raise _BadRequest(
+        HTTPStatus.BAD_REQUEST,
+        f"'response_format' type {kind!r} is not supported; use 'text', 'json_object' or "
+        "'json_schema'.",
+        "response_format",
+    )
 
 
 def _response(name: str, completion: Any, want_logprobs: bool) -> dict[str, Any]:

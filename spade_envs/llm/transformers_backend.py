@@ -12,6 +12,11 @@ picks that token. That is what makes per-item seeds possible (transformers' own
 sampling draws every row from one global generator) and keeps the log-probabilities
 independent of the sampling temperature.
 
+A request with ``SamplingParams.json_schema`` is decoded under that schema: the sampler
+draws only tokens the schema's grammar allows (llguidance; :mod:`spade_envs.llm.structured`
+says why that library). :meth:`TransformersChatModel.generate_each` batches requests
+with different schemas (and seeds) together.
+
 torch and transformers are imported inside the functions that need them.
 """
 
@@ -29,20 +34,25 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..error import MissingExtraError, install_advice, suggest
+from ..error import MissingExtraError, SpadeError, install_advice, suggest
 from .base import (
     ChatModel,
     Completion,
     LLMConfigError,
     Message,
     SamplingParams,
+    _check_each,
     check_conversation,
     truncate_at_stop,
 )
-from .sampling import SeededSampler, StopStrings
+from .sampling import SeededSampler, StopStrings, length_chunks
+
+#: One row of a batch: (index in the request, prompt ids, its parameters, its grammar).
+_Row = tuple[int, list[int], SamplingParams, "str | None"]
 
 __all__ = [
     "SMOLLM2_GGUF",
@@ -120,44 +130,6 @@ def smollm2_hf_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
                 "SPADE_MODEL_CACHE to a writable directory."
             )
     return target
-
-
-def length_chunks(
-    todo: Sequence[tuple[int, list[int]]], batch_size: int, *, padding_slack: float = 0.25
-) -> list[list[tuple[int, list[int]]]]:
-    """Split prompts into batches of similar length.
-
-    A batch is left-padded to its longest prompt, and on a CPU the prefill of those
-    padded tokens costs as much as real ones: 32 plays mixing 300-token text prompts with
-    1,200-token tool prompts spent most of each turn on padding. Prompts are sorted by
-    length and a batch is closed when it is full or when padding would exceed
-    ``padding_slack`` of its real tokens. Sampling is seeded per item, so how items are
-    grouped does not change what each one generates.
-
-    Args:
-        todo: ``(index, prompt ids)`` pairs.
-        batch_size: The most prompts in one batch.
-        padding_slack: Padding allowed, as a fraction of the batch's real tokens.
-
-    Returns:
-        The batches, shortest prompts first.
-    """
-    chunks: list[list[tuple[int, list[int]]]] = []
-    current: list[tuple[int, list[int]]] = []
-    real = 0
-    for item in sorted(todo, key=lambda pair: len(pair[1])):
-        length = len(item[1])
-        padded = length * (len(current) + 1)  # sorted: the new item is the longest
-        if current and (
-            len(current) >= batch_size or padded > (1 + padding_slack) * (real + length)
-        ):
-            chunks.append(current)
-            current, real = [], 0
-        current.append(item)
-        real += length
-    if current:
-        chunks.append(current)
-    return chunks
 
 
 def _gguf_cache_key(gguf: Path) -> str:
@@ -272,6 +244,8 @@ class TransformersChatModel(ChatModel):
         self.batch_size = batch_size
         self.name = name or (Path(gguf_file).stem if gguf_file else path.name)
         self._lock = threading.Lock()
+        self._guide: Any = None  # the llguidance compiler, built on first use
+        self._guide_lock = threading.Lock()
         self.loaded_from_cache = False
         started = time.perf_counter()
         if gguf_file is None:
@@ -445,12 +419,37 @@ class TransformersChatModel(ChatModel):
         Raises:
             LLMConfigError: The model was closed (a bug in the caller, not a failed request).
         """
+        params = params or SamplingParams()
+        each = [params] * len(conversations)
+        if params.seed is not None:
+            each = [replace(params, seed=params.seed_for(i)) for i in range(len(conversations))]
+        return self._answer(conversations, each)
+
+    def generate_each(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: Sequence[SamplingParams],
+    ) -> list[Completion]:
+        """Answer every conversation under its own parameters, batched where they agree on
+        temperature, top-p, ``max_tokens`` and stop strings (seeds and JSON Schemas may
+        differ row by row); see :meth:`ChatModel.generate_each`.
+
+        Raises:
+            LLMConfigError: The model was closed, or ``params`` does not match.
+        """
+        return self._answer(conversations, [p for _, p in _check_each(conversations, params)])
+
+    def _answer(
+        self, conversations: Sequence[Sequence[Message]], each: list[SamplingParams]
+    ) -> list[Completion]:
+        """Answer conversation ``i`` under ``each[i]`` (its seed used as it is)."""
         if self.model is None:
             raise LLMConfigError(f"Model {self.name!r} was closed; load it again to generate.")
-        params = params or SamplingParams()
         results: list[Completion | None] = [None] * len(conversations)
-        todo: list[tuple[int, list[int]]] = []
+        groups: dict[tuple[Any, ...], list[tuple[int, list[int]]]] = {}
+        grammars: dict[int, str] = {}
         for index, conversation in enumerate(conversations):
+            params = each[index]
             why = check_conversation(conversation)
             if why:
                 results[index] = Completion.failed(f"Bad conversation: {why}.")
@@ -467,42 +466,58 @@ class TransformersChatModel(ChatModel):
                     "conversation or lower max_tokens."
                 )
                 continue
-            todo.append((index, ids))
+            if params.json_schema is not None:
+                try:
+                    grammars[index] = self._schema_guide().grammar(params.json_schema)
+                except SpadeError as exc:  # llguidance missing, or a schema it cannot compile
+                    results[index] = Completion.failed(str(exc))
+                    continue
+            key = (params.temperature, params.top_p, params.max_tokens, params.stop)
+            groups.setdefault(key, []).append((index, ids))
         with self._lock:
-            for chunk in length_chunks(todo, self.batch_size):
-                for (index, _), completion in zip(chunk, self._generate_safely(chunk, params)):
-                    results[index] = completion
+            for todo in groups.values():
+                for chunk in length_chunks(todo, self.batch_size):
+                    rows = [(index, ids, each[index], grammars.get(index)) for index, ids in chunk]
+                    for (index, _), completion in zip(chunk, self._generate_safely(rows)):
+                        results[index] = completion
         return [r if r is not None else Completion.failed("no result") for r in results]
 
-    def _generate_safely(
-        self, chunk: list[tuple[int, list[int]]], params: SamplingParams
-    ) -> list[Completion]:
+    def _schema_guide(self) -> Any:
+        """The llguidance compiler for this tokenizer (built on the first constrained
+        request: it reads the whole vocabulary, about a second)."""
+        with self._guide_lock:
+            if self._guide is None:
+                from .structured import SchemaGuide
+
+                self._guide = SchemaGuide(self.tokenizer, self._eos_ids)
+            return self._guide
+
+    def _generate_safely(self, rows: list[_Row]) -> list[Completion]:
         try:
-            return self._generate_batch(chunk, params)
+            return self._generate_batch(rows)
         except Exception as exc:
-            if len(chunk) > 1:
+            if len(rows) > 1:
                 # Find the item that breaks the batch instead of failing all of them.
-                return [c for item in chunk for c in self._generate_safely([item], params)]
+                return [c for row in rows for c in self._generate_safely([row])]
             log.exception("Generation failed")
             return [Completion.failed(f"Generation failed: {type(exc).__name__}: {exc}")]
 
-    def _generate_batch(
-        self, chunk: list[tuple[int, list[int]]], params: SamplingParams
-    ) -> list[Completion]:
+    def _generate_batch(self, rows: list[_Row]) -> list[Completion]:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
-        width = max(len(ids) for _, ids in chunk)
-        input_ids = torch.full((len(chunk), width), self._pad_id, dtype=torch.long)
-        attention = torch.zeros((len(chunk), width), dtype=torch.long)
-        for row, (_, ids) in enumerate(chunk):
+        params = rows[0][2]  # the rows agree on everything but seeds and schemas
+        width = max(len(ids) for _, ids, _, _ in rows)
+        input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for row, (_, ids, _, _) in enumerate(rows):
             input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
             attention[row, width - len(ids) :] = 1
-        seeds = [
-            params.seed_for(index) if params.seed is not None else secrets.randbits(62)
-            for index, _ in chunk
-        ]
-        sampler = SeededSampler(params.temperature, params.top_p, seeds)
+        seeds = [p.seed if p.seed is not None else secrets.randbits(62) for _, _, p, _ in rows]
+        masks = None
+        if any(grammar is not None for *_, grammar in rows):
+            masks = self._schema_guide().rows([g for *_, g in rows], self._eos_ids)
+        sampler = SeededSampler(params.temperature, params.top_p, seeds, masks)
         stopping = StoppingCriteriaList()
         if params.stop:
             stopping.append(StopStrings(self.tokenizer, params.stop, width))
@@ -533,7 +548,7 @@ class TransformersChatModel(ChatModel):
         logprobs = torch.stack(sampler.logprobs[:steps], dim=1).tolist() if steps else []
         return [
             self._finish(ids, generated[row], logprobs[row] if steps else [], params)
-            for row, (_, ids) in enumerate(chunk)
+            for row, (_, ids, _, _) in enumerate(rows)
         ]
 
     def _finish(

@@ -10,6 +10,12 @@ every turn, and the cache spares the prefill of everything but the new turn.
 Log-probabilities are vLLM's default ``raw_logprobs``: those of the model's raw
 distribution, before temperature and top-p, as the transformers backend returns them.
 
+A request with ``SamplingParams.json_schema`` goes through vLLM's structured outputs
+(``SamplingParams(structured_outputs=StructuredOutputsParams(json=...))``, the form of
+vLLM 0.12 and later), with the engine's structured-output backend (``auto``: xgrammar,
+or llguidance for what xgrammar lacks). :meth:`VLLMChatModel.generate_each` sends
+requests with different schemas in one engine call.
+
 New weights reach the engine through :meth:`VLLMChatModel.reload_weights`: vLLM's worker
 RPC ``reload_weights`` over a directory of safetensors files (``LLM.collective_rpc``, a
 public API; nothing is pickled, no private engine attribute is touched).
@@ -35,6 +41,7 @@ from .base import (
     LLMConfigError,
     Message,
     SamplingParams,
+    _check_each,
     check_conversation,
 )
 
@@ -162,15 +169,25 @@ class VLLMChatModel(ChatModel):
         self.path = path
         self.name = name or path.rstrip("/").rsplit("/", 1)[-1]
 
-    def _params(self, params: SamplingParams, index: int) -> Any:
+    def _params(self, params: SamplingParams, seed: int | None) -> Any:
+        extra: dict[str, Any] = {}
+        if params.json_schema is not None:
+            # vLLM's structured outputs (vLLM >= 0.12; the guided_* fields are gone). No
+            # free whitespace, so a reply cannot spend its tokens on blank lines.
+            from vllm.sampling_params import StructuredOutputsParams
+
+            extra["structured_outputs"] = StructuredOutputsParams(
+                json=params.json_schema, disable_any_whitespace=True
+            )
         return self._vllm.SamplingParams(
             temperature=params.temperature,
             top_p=params.top_p,
             max_tokens=params.max_tokens,
             stop=list(params.stop) or None,
-            seed=params.seed_for(index),
+            seed=seed,
             # 0 extra candidates: only the chosen token's log-probability.
             logprobs=0,
+            **extra,
         )
 
     def generate(
@@ -180,6 +197,24 @@ class VLLMChatModel(ChatModel):
     ) -> list[Completion]:
         """Answer every conversation in one engine call; see :meth:`ChatModel.generate`."""
         params = params or SamplingParams()
+        each = [(params, params.seed_for(i)) for i in range(len(conversations))]
+        return self._answer(conversations, each)
+
+    def generate_each(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: Sequence[SamplingParams],
+    ) -> list[Completion]:
+        """Answer every conversation under its own parameters (JSON Schemas included) in
+        one engine call; see :meth:`ChatModel.generate_each`."""
+        each = [(p, p.seed) for _, p in _check_each(conversations, params)]
+        return self._answer(conversations, each)
+
+    def _answer(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        each: list[tuple[SamplingParams, int | None]],
+    ) -> list[Completion]:
         results: list[Completion | None] = [None] * len(conversations)
         todo: list[int] = []
         for index, conversation in enumerate(conversations):
@@ -188,27 +223,31 @@ class VLLMChatModel(ChatModel):
                 results[index] = Completion.failed(f"Bad conversation: {why}.")
             else:
                 todo.append(index)
-        for index, completion in zip(todo, self._run(conversations, todo, params)):
+        for index, completion in zip(todo, self._run(conversations, todo, each)):
             results[index] = completion
         return [r if r is not None else Completion.failed("no result") for r in results]
 
     def _run(
-        self, conversations: Sequence[Sequence[Message]], todo: list[int], params: SamplingParams
+        self,
+        conversations: Sequence[Sequence[Message]],
+        todo: list[int],
+        each: list[tuple[SamplingParams, int | None]],
     ) -> list[Completion]:
         if not todo:
             return []
         try:
             outputs = self.engine.chat(
                 [[dict(m) for m in conversations[i]] for i in todo],
-                [self._params(params, i) for i in todo],
+                [self._params(*each[i]) for i in todo],
                 use_tqdm=False,
             )
             return [_completion(out) for out in outputs]
         except Exception as exc:
             if len(todo) > 1:
-                # One bad request (e.g. too long for max_model_len) fails the whole call;
-                # retry one at a time so only that one comes back as an error.
-                return [c for i in todo for c in self._run(conversations, [i], params)]
+                # One bad request (e.g. too long for max_model_len, a schema the engine
+                # cannot compile) fails the whole call; retry one at a time so only that
+                # one comes back as an error.
+                return [c for i in todo for c in self._run(conversations, [i], each)]
             return [Completion.failed(f"vLLM failed: {type(exc).__name__}: {exc}")]
 
     def load_weights(self, weights: Mapping[str, Any]) -> None:
@@ -279,8 +318,12 @@ class VLLMChatModel(ChatModel):
             first = unknown[0] if unknown else ""
             raise WeightSyncError(
                 f"The weights do not match the checkpoint vLLM loaded from {self.path!r}: "
-                + (f"{len(unknown)} unknown name(s) (first {first!r}"
-                   f"{suggest(first, list(expected))}) " if unknown else "")
+                + (
+                    f"{len(unknown)} unknown name(s) (first {first!r}"
+                    f"{suggest(first, list(expected))}) "
+                    if unknown
+                    else ""
+                )
                 + (f"{len(missing)} missing (first {missing[0]!r})" if missing else "")
                 + ". Push the trained model's own state dict (LoRA adapters folded in: "
                 "spade_envs.trainer.adapters.merged_weights(model))."
@@ -311,9 +354,7 @@ class VLLMChatModel(ChatModel):
         if self.engine is None:
             raise LLMConfigError("This vLLM model is closed; build a new one.")
         try:
-            self.engine.collective_rpc(
-                "reload_weights", kwargs={"weights_path": str(directory)}
-            )
+            self.engine.collective_rpc("reload_weights", kwargs={"weights_path": str(directory)})
         except Exception as exc:
             raise LLMConfigError(
                 f"vLLM could not reload weights from {str(directory)!r}: {_engine_reason(exc)}"
@@ -424,8 +465,10 @@ def _write_untied_copy(source: Path, target: Path) -> None:
     config["tie_word_embeddings"] = False
     (target / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     for item in source.iterdir():
-        if item.suffix != ".safetensors" and item.name not in ("config.json",) and not (
-            item.name.endswith(".safetensors.index.json")
+        if (
+            item.suffix != ".safetensors"
+            and item.name not in ("config.json",)
+            and not (item.name.endswith(".safetensors.index.json"))
         ):
             (target / item.name).symlink_to(item.resolve())
 

@@ -272,7 +272,8 @@ class SuiteTask(TextEnv):
             raise EnvContractError(f"{type(self).__name__}: call reset() before step().")
         self.attempts += 1
         answer = read_answer(action)
-        info: dict[str, Any] = {"attempt": self.attempts}
+        # An answer the reader found was understood, right or wrong (the agent's metric).
+        info: dict[str, Any] = {"attempt": self.attempts, "action_parsed": answer is not None}
         try:
             score = float(self._score(answer))
         except Exception as exc:  # a suite scorer that breaks on this answer
