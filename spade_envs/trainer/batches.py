@@ -44,9 +44,13 @@ class Row:
     old: list[float] | None
     temperature: float = 1.0
     ref: list[float] | None = None
+    loss_mask: list[int] | None = None  # per completion token (None: all in the loss)
 
     @property
     def completion_len(self) -> int:
+        """Completion tokens in the loss."""
+        if self.loss_mask is not None:
+            return sum(self.loss_mask)
         return len(self.tokens) - self.prompt_len
 
 

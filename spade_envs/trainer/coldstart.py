@@ -14,8 +14,9 @@ self-play, :func:`run_cold_start` teaches it what a winning play looks like:
    ``hinted_plays``, the model itself also plays each environment with the hint, and its
    winning plays join (rejection sampling).
 2. **steps.** ``steps`` likelihood steps (:meth:`~spade_envs.trainer.learner.Learner.
-   likelihood_step`) over the turns, shuffled with the run seed, ``batch_size`` turns a
-   step, on the model and adapters GRPO then trains.
+   likelihood_step`) over the transcripts, shuffled with the run seed, ``batch_size``
+   transcripts a step (each one sequence, the loss on every reply:
+   :func:`transcript_sample`), on the model and adapters GRPO then trains.
 3. **checkpoints.** Every ``every`` steps the learner and the step count are saved under
    ``checkpoints/cold-start/``; a run killed midway resumes from the last one (the
    transcripts are rebuilt: they depend only on the seeds).
@@ -62,7 +63,8 @@ class ColdStartReport:
         envs: The training environments asked for solutions.
         transcripts: Winning plays learned from (solution plays plus hinted wins).
         hinted_wins: Of those, the model's own winning hinted plays.
-        samples: Turns learned from (one sample per turn).
+        samples: Turns learned from (one sample per play: its replies are all in its last
+            prompt).
         steps: Steps taken by this call (a resumed cold start counts only its own).
         first_loss: Mean negative log-likelihood per token of the first step taken here.
         last_loss: The same, of the last step.
@@ -341,7 +343,6 @@ def _transcript_samples(
 ) -> list[Any]:
     from ..agent import resolve_envs
     from ..generator.ladders import resolve_labels
-    from .samples import agent_samples
 
     cfg, agent = config.cold_start, config.agent
     labels = cold_start_envs(config)
@@ -370,7 +371,7 @@ def _transcript_samples(
         if target.env_id not in report.skipped and not any(
             e.env_id == target.env_id for e in winners
         ):
-            report.skipped[target.env_id] = "no reference solution won (under the turn cap)"
+            report.skipped[target.env_id] = "no reference solution won"
     if cfg.hinted_plays:
         hinted = _hinted_wins(config, parts, [t for t in targets], rollout)
         report.hinted_wins = len(hinted)
@@ -383,9 +384,48 @@ def _transcript_samples(
             "solution in cold_start.envs (seeds and rungs have one), or set "
             "cold_start.steps = 0."
         )
-    samples = agent_samples(winners, temperature=1.0)
-    report.transcripts, report.samples = len(winners), len(samples)
+    samples = [transcript_sample(e) for e in winners]
+    report.transcripts = len(winners)
+    report.samples = sum(len(e.turns) for e in winners)
     return samples
+
+
+def transcript_sample(episode: Any) -> Any:
+    """One sample for a whole play: the last turn's prompt and reply, with the loss on every
+    reply of the play and none on the environment's tokens between them.
+
+    A multi-turn transcript holds its earlier replies inside its last prompt; learning them
+    there costs one sequence instead of one per turn. When the chat template does not
+    re-encode an earlier turn exactly as it was generated (the prompt of turn ``i + 1`` does
+    not start with turn ``i``'s prompt and reply), the replies cannot be located and the
+    play is learned from its last turn with its earlier replies as context only.
+    """
+    from .samples import Sample
+
+    turns = [t for t in episode.turns if t.token_ids and t.prompt_token_ids]
+    last = turns[-1]
+    full = list(last.prompt_token_ids) + list(last.token_ids)
+    first = len(turns[0].prompt_token_ids)
+    mask = [0] * (len(full) - first)
+    consistent = True
+    for turn, following in zip(turns, [*turns[1:], None]):
+        start, stop = len(turn.prompt_token_ids), len(turn.prompt_token_ids) + len(turn.token_ids)
+        generated = list(turn.prompt_token_ids) + list(turn.token_ids)
+        if following is not None and list(following.prompt_token_ids[:stop]) != generated:
+            consistent = False
+            break
+        mask[start - first : stop - first] = [1] * (stop - start)
+    if not consistent:
+        first = len(last.prompt_token_ids)
+        mask = [1] * len(last.token_ids)
+    return Sample(
+        role="agent",
+        prompt_ids=full[:first],
+        completion_ids=full[first:],
+        reward=0.0,
+        group="cold-start",
+        loss_mask=mask,
+    )
 
 
 def _rollout_config(config: Any) -> Any:
@@ -397,7 +437,9 @@ def _rollout_config(config: Any) -> Any:
         trust_code=agent.trust_code,
         step_timeout=agent.step_timeout,
         max_concurrent=agent.concurrency,
-        max_turns=agent.max_turns or None,
+        # The environment's own limit: a transcript teaches the whole way to the win, even
+        # where training plays are capped for time.
+        max_turns=None,
         temperature=agent.temperature,
         top_p=agent.top_p,
         max_tokens=agent.max_tokens,

@@ -401,7 +401,7 @@ class ColdStartSettings:
 
     Attributes:
         steps: Optimizer steps (0: no cold start).
-        batch_size: Turns per step.
+        batch_size: Transcripts per step (each a whole play, the loss on every reply).
         learning_rate: The steps' learning rate (GRPO keeps ``grpo.learning_rate``).
         seeds: Reset seeds per environment (``0 .. seeds - 1``; evaluation uses
             ``eval.env_seed`` and up, far from these).

@@ -216,6 +216,9 @@ class Learner:
                     advantage=sample.advantage,
                     old=old,
                     temperature=sample.temperature,
+                    loss_mask=None
+                    if sample.loss_mask is None
+                    else list(sample.loss_mask[: len(completion)]),
                 )
             )
         return rows, truncated
@@ -240,7 +243,9 @@ class Learner:
                 attention[i, : len(row.tokens)] = 1
                 # Token t is predicted at position t - 1, i.e. column t - first.
                 span = (row.prompt_len - first, len(row.tokens) - first)
-                mask[i, span[0] : span[1]] = True
+                mask[i, span[0] : span[1]] = (
+                    True if row.loss_mask is None else torch.tensor(row.loss_mask, dtype=torch.bool)
+                )
                 spans.append(span)
             batch = MicroBatch(
                 rows=chunk,

@@ -85,6 +85,9 @@ class Sample:
             computes every log-prob of this sample (behaviour, current policy, KL
             reference) under it. Greedy replies (temperature 0) are refused: they are not
             samples of a policy, so an importance ratio is undefined for them.
+        loss_mask: For a whole multi-turn transcript learned at once (the cold start):
+            1 for each completion token in the loss, 0 for the environment's tokens between
+            the replies; None: every completion token.
     """
 
     role: str
@@ -95,6 +98,7 @@ class Sample:
     old_logprobs: list[float] | None = None
     advantage: float = 0.0
     temperature: float = 1.0
+    loss_mask: list[int] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -113,6 +117,15 @@ class Sample:
                 f"old_logprobs has {len(self.old_logprobs)} values for "
                 f"{len(self.completion_ids)} completion tokens; pass one per token or None "
                 "to let the learner compute them."
+            )
+        if self.loss_mask is not None and (
+            len(self.loss_mask) != len(self.completion_ids)
+            or any(m not in (0, 1) for m in self.loss_mask)
+            or not any(self.loss_mask)
+        ):
+            raise SampleError(
+                "loss_mask needs one 0 or 1 per completion token and at least one 1 "
+                f"(got {len(self.loss_mask)} values for {len(self.completion_ids)} tokens)."
             )
         reward = float(self.reward)
         if reward != reward or reward in (float("inf"), float("-inf")):

@@ -50,7 +50,8 @@ def _config(model, *overrides: str):
             "cold_start.seeds=2",
             "cold_start.batch_size=4",
             "cold_start.every=1",
-            "cold_start.envs=NumberGuess@0,CounterfeitCoin@0,PatternOracle",
+            "cold_start.envs=Mastermind@0,CounterfeitCoin@0,PatternOracle",
+            "eval.envs=NumberGuess@0",
             *overrides,
         ],
     )
@@ -116,7 +117,7 @@ def test_the_cold_start_learns_winning_transcripts_and_resumes(tiny_model, tmp_p
 
 
 def test_a_run_with_a_cold_start_evaluates_before_and_after_it(tiny_model, tmp_path):
-    config = _config(tiny_model, "eval.before_training=true", "eval.envs=NumberGuess@0")
+    config = _config(tiny_model, "eval.before_training=true", "eval.max_turns=0")
     with torch_threads(1):
         SelfPlayTrainer(config, tmp_path / "run").run()
     records = read_metrics(tmp_path / "run" / "metrics.jsonl")
@@ -129,7 +130,11 @@ def test_a_run_with_a_cold_start_evaluates_before_and_after_it(tiny_model, tmp_p
     assert cold["cold_start_steps"] == 2 and cold["cold_start_transcripts"] == 6
     # Every evaluation says how the reference solution does on the same instances.
     assert all(r["eval_ceiling"] == 1.0 for r in records)
-    [env_id] = [k[len("eval_env_") : -len("_plays")] for k in cold if k.endswith("_plays")]
+    [env_id] = [
+        k[len("eval_env_") : -len("_plays")]
+        for k in cold
+        if k.startswith("eval_env_") and k.endswith("_plays")
+    ]
     assert env_id.startswith("spade/NumberGuessX") and cold[f"eval_env_{env_id}_plays"] == 1
     assert "agent_groups_unequal" in records[2]
 
@@ -161,3 +166,37 @@ def test_the_format_bonus_anneals_to_zero():
         [0.1, 0.1 * 2 / 3, 0.1 / 3, 0, 0]
     )
     assert load_config("cpu-test", ["agent.format_bonus=0.2"]).agent.bonus_at(50) == 0.2
+
+
+def test_a_transcript_is_one_sample_with_the_loss_on_its_replies_only():
+    from types import SimpleNamespace
+
+    from spade_envs.trainer.coldstart import transcript_sample
+
+    def turn(prompt, reply):
+        return SimpleNamespace(prompt_token_ids=prompt, token_ids=reply)
+
+    # Turn 2's prompt is turn 1's prompt + reply + the environment's answer (7, 8).
+    episode = SimpleNamespace(turns=[turn([1, 2], [3, 4]), turn([1, 2, 3, 4, 7, 8], [5])])
+    sample = transcript_sample(episode)
+    assert sample.prompt_ids == [1, 2] and sample.completion_ids == [3, 4, 7, 8, 5]
+    assert sample.loss_mask == [1, 1, 0, 0, 1]
+    # A template that re-encodes turn 1 differently: only the last reply is learned.
+    episode.turns[1] = turn([1, 2, 9, 4, 7, 8], [5])
+    sample = transcript_sample(episode)
+    assert sample.completion_ids == [5] and sample.loss_mask == [1]
+    with pytest.raises(Exception, match="loss_mask needs one 0 or 1 per completion token"):
+        Sample("agent", [1], [2, 3], 0.0, "g", loss_mask=[1])
+
+
+def test_the_likelihood_is_taken_over_the_masked_tokens_only():
+    torch = importlib.import_module("torch")
+    model = tiny_llama(seed=4)
+    learner = Learner(model, GRPOConfig(learning_rate=1e-2, lora_rank=0))
+    masked = Sample("agent", [5, 6], [8, 9, 10], 0.0, "sft", loss_mask=[1, 0, 1])
+    ids = torch.tensor([[5, 6, 8, 9, 10]])
+    with torch.no_grad():
+        logp = model(ids).logits[0].log_softmax(-1)
+    expected = -(logp[1, 8].item() + logp[3, 10].item()) / 2
+    stats = learner.likelihood_step([masked])
+    assert stats["tokens"] == 2 and stats["loss"] == pytest.approx(expected, rel=1e-4)
