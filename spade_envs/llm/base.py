@@ -12,7 +12,6 @@ optional dependency) raises :class:`~spade_envs.error.SpadeError`.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from abc import ABC, abstractmethod
@@ -134,21 +133,32 @@ class SamplingParams:
 
 
 def _checked_schema(schema: object) -> dict[str, Any]:
-    """A private copy of ``schema`` once it is a JSON-serialisable dict (the form every
-    backend sends or compiles); the caller may change its own dict afterwards."""
+    """``schema`` as JSON reads it back (a private copy; tuples become lists), once it is
+    a dict with text keys that JSON can hold: the form every backend sends or compiles."""
     if not isinstance(schema, dict):
         raise LLMConfigError(
             f"SamplingParams.json_schema must be a dict (a JSON Schema such as "
             f'{{"type": "object", ...}}), got {type(schema).__name__}; pass None for a free reply.'
         )
+    stack: list[object] = [schema]
+    while stack:  # JSON would turn a key 1 into "1": a different schema, silently
+        item = stack.pop()
+        if isinstance(item, dict):
+            bad = next((k for k in item if not isinstance(k, str)), None)
+            if bad is not None:
+                raise LLMConfigError(
+                    f"SamplingParams.json_schema is not JSON: the key {bad!r} is not a string."
+                )
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
     try:
-        json.dumps(schema, allow_nan=False)
+        return json.loads(json.dumps(schema, allow_nan=False))
     except (TypeError, ValueError, RecursionError) as exc:
         raise LLMConfigError(
             f"SamplingParams.json_schema is not JSON ({exc}); use only dicts, lists, strings, "
             "finite numbers, bools and None in it."
         ) from None
-    return copy.deepcopy(schema)
 
 
 @dataclass(frozen=True)

@@ -318,9 +318,10 @@ def closing_summary(records: Sequence[dict[str, Any]], envs: Sequence[Any], run_
 
     requested = sum(int(r.get("designer_requested") or 0) for r in records)
     registered = sum(int(r.get("designer_registered") or 0) for r in records)
+    parse = sum(int(r.get("reject_bad_filling") or 0) for r in records)
     lines = [
         f"designer: {registered} of {requested} attempts registered"
-        + (f" (yield {registered / requested:.0%})" if requested else "")
+        + (f" (yield {registered / requested:.0%}), {parse} parse failures" if requested else "")
     ]
     rejected = {f: sum(int(r.get(f) or 0) for r in records) for f in REJECT_FIELDS}
     if any(rejected.values()):
@@ -340,6 +341,10 @@ def closing_summary(records: Sequence[dict[str, Any]], envs: Sequence[Any], run_
             else ""
         )
     )
+    held_out = [
+        line for line in before_after(records).splitlines() if line.startswith(("held", "ref"))
+    ]
+    lines += held_out
     if envs:
         lines.append("synthesized environments (gym.make with this run's registry):")
         for record in envs:
