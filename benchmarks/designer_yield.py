@@ -240,7 +240,7 @@ def summary(rows: list[tuple[str, str, int, Any, tuple[float, int, float, int]]]
         print(
             f"cost of constrained decoding per token: {schema / free:.3f}x the time of a free "
             f"step ({schema:.1f} vs {free:.1f} ms); the grammar masks alone take {mask:.2f} ms "
-            f"per step, {mask / free:.1%} of a free step"
+            f"per step, {mask / free:.2%} of a free step"
         )
 
 

@@ -34,12 +34,12 @@ from pathlib import Path
 from spade_envs.agent.rewards import wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
-# Self-play plays its new environments (up to 4) plus 2 pool environments per iteration;
-# the fixed pool plays 5 (about as many), so both conditions see a similar play budget
+# Self-play plays its new environments (up to 3) plus 1 pool environment per iteration;
+# the fixed pool plays 3 (about as many), so both conditions see a similar play budget
 # (the plays per iteration are tabled with the results).
 CONDITIONS = {
     "selfplay": [],
-    "fixed-pool": ["--set", "mode=fixed-pool", "--set", "agent.pool_envs=5"],
+    "fixed-pool": ["--set", "mode=fixed-pool", "--set", "agent.pool_envs=3"],
 }
 LEARNABLE = (0.15, 0.85)  # the memory's high-hint-gain win-rate band
 TIME_FIELDS = (

@@ -21,10 +21,12 @@ opens up::
   declares at most one.
 
 The designer answers with a JSON object keyed by hole name (holes left out keep the
-parent's value); :func:`parse_filling` checks it against the declared types and
-:func:`fill` writes the child module: the parent with the new values, under a class name
-of its own. The child is a complete module and goes through the whole gate like any
-other; it keeps the markers, so a child can be a parent in turn.
+parent's value), decoded under its JSON Schema (:func:`.schema.filling_schema`) where the
+backend can; :func:`parse_filling` checks it against the declared types, bounds and
+relations (whatever the decoding) and :func:`fill` writes the child module: the parent
+with the new values, under a class name of its own. The child is a complete module and
+goes through the whole gate like any other; it keeps the markers, so a child can be a
+parent in turn.
 :func:`filling_distance` says how different two fillings are, for novelty.
 """
 

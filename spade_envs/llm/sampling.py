@@ -5,6 +5,10 @@ row's own ``torch.Generator`` and returns a one-hot score, so ``generate``'s gre
 takes exactly that token. Transformers' own sampling draws every row from one global
 generator, which would make a reply depend on what else is in its batch. The sampler
 also records the log-probability of each chosen token under the raw distribution.
+With ``masks`` (a :class:`~spade_envs.llm.structured.RowMasks`, for requests with a JSON
+Schema) it draws only among the tokens each row's grammar allows; the recorded
+log-probabilities stay those of the raw, unmasked distribution. :func:`length_chunks`
+groups prompts of similar length into batches.
 
 torch is imported inside the functions.
 """
