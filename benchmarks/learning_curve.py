@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from spade_envs.agent.rewards import wilson_interval
@@ -112,6 +113,22 @@ def _wins(record: dict) -> tuple[int, int]:
 
 def _formed(record: dict) -> tuple[int, int]:
     return int(record.get("eval_well_formed_turns") or 0), int(record.get("eval_turns") or 0)
+
+
+def _rate_table(runs: dict, iterations: list[int], pick: Callable, field: str) -> list[str]:
+    """A markdown table of one rate (``pick(record) -> (k, n)``): the untrained and cold-start
+    points, then each evaluated iteration, one column per condition."""
+    lines = ["| point | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
+    for stage in ("untrained", "cold_start"):
+        cells = [(_rate(*pick(r)) if (r := _stage(rs, stage)) else "") for rs in runs.values()]
+        lines.append(f"| {stage.replace('_', ' ')} | " + " | ".join(cells) + " |")
+    for k in iterations:
+        cells = []
+        for records in runs.values():
+            match = [r for r in _training(records) if r["iteration"] == k and r.get(field)]
+            cells.append(_rate(*pick(match[0])) if match else "")
+        lines.append(f"| iteration {k} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _env_ids(records: list[dict]) -> list[str]:
@@ -348,19 +365,10 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
 
     # tables
     lines += ["## Held-out win rate", "", "![held-out win rate](results/heldout_win_rate.png)", ""]
-    lines += ["| point | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
-    for stage in ("untrained", "cold_start"):
-        cells = [(_rate(*_wins(r)) if (r := _stage(rs, stage)) else "") for rs in runs.values()]
-        lines.append(f"| {stage.replace('_', ' ')} | " + " | ".join(cells) + " |")
     iterations = sorted(
         {r["iteration"] for rs in runs.values() for r in _training(rs) if r.get("eval_plays")}
     )
-    for k in iterations:
-        cells = []
-        for records in runs.values():
-            match = [r for r in _training(records) if r["iteration"] == k and r.get("eval_plays")]
-            cells.append(_rate(*_wins(match[0])) if match else "")
-        lines.append(f"| iteration {k} | " + " | ".join(cells) + " |")
+    lines += _rate_table(runs, iterations, _wins, "eval_plays")
     if ceiling is not None:
         lines += [
             "",
@@ -424,18 +432,8 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         "",
         "![understood actions](results/well_formed.png)",
         "",
-        "| point | " + " | ".join(runs) + " |",
-        "|---|" + "---|" * len(runs),
+        *_rate_table(runs, iterations, _formed, "eval_turns"),
     ]
-    for stage in ("untrained", "cold_start"):
-        cells = [(_rate(*_formed(r)) if (r := _stage(rs, stage)) else "") for rs in runs.values()]
-        lines.append(f"| {stage.replace('_', ' ')} | " + " | ".join(cells) + " |")
-    for k in iterations:
-        cells = []
-        for records in runs.values():
-            match = [r for r in _training(records) if r["iteration"] == k and r.get("eval_turns")]
-            cells.append(_rate(*_formed(match[0])) if match else "")
-        lines.append(f"| iteration {k} | " + " | ".join(cells) + " |")
 
     lines += ["", "## GRPO signal", "", "![groups](results/groups.png)", ""]
     for name, records in runs.items():

@@ -52,7 +52,7 @@ _log = logging.getLogger(__name__)
 _MAX_TURNS = 200
 
 
-def _turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) -> int | None:
+def turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) -> int | None:
     # A stable hash (not Python's salted hash()) so runs reproduce across processes;
     # 31 bits suit every backend (OpenAI servers, vLLM, torch generators).
     if run_seed is None:
@@ -222,7 +222,7 @@ class RolloutEngine:
 
         # The run seed picks the share of plays replayed and the wrong answers: a run
         # reproduces, and environment code never sees the seed.
-        seed = _turn_seed(self.config.seed, "audit", len(episodes), 0)
+        seed = turn_seed(self.config.seed, "audit", len(episodes), 0)
         plan = AuditPlan(share=self.config.audit_share or 0.0, seed=seed)
         episodes, report = audit_plays(episodes, audited, plan, self._quarantine)
         self.stats.audits += report.audits
@@ -368,7 +368,7 @@ class RolloutEngine:
     def _turn(self, plays: list[_Play]) -> None:
         cfg = self.config
         seeds = [
-            _turn_seed(cfg.seed, p.target.env_id, p.spec.play_index, len(p.episode.turns))
+            turn_seed(cfg.seed, p.target.env_id, p.spec.play_index, len(p.episode.turns))
             for p in plays
         ]
         started = time.perf_counter()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,14 +177,14 @@ def cold_start_envs(config: Any) -> list[str]:
 
 def _solutions(
     targets: Sequence[Any], seeds: int, isolation: str, trust_code: bool, timeout: float
-) -> tuple[list[tuple[Any, int, str, list[str]]], dict[str, str]]:
-    """``(target, seed, first observation, actions)`` per environment and seed, and why an
-    environment gave none."""
+) -> tuple[list[tuple[Any, int, list[str]]], dict[str, str]]:
+    """``(target, seed, actions)`` per environment and seed, and why an environment gave
+    none."""
     from ..agent.deadline import deadline
     from ..runtime import open_record
     from ..sandbox import SandboxConfig, WorkerPool
 
-    found: list[tuple[Any, int, str, list[str]]] = []
+    found: list[tuple[Any, int, list[str]]] = []
     skipped: dict[str, str] = {}
     config = SandboxConfig(call_timeout=timeout)
     with WorkerPool(config) as pool:
@@ -198,15 +199,14 @@ def _solutions(
                 continue
             try:
                 for seed in range(seeds):
-                    guard = deadline(timeout, "a solution") if isolation == "none" else None
-                    if guard is None:
-                        observation, _ = env.reset(seed=seed)
+                    # Sandboxed calls carry their own deadline; in-process code gets an alarm.
+                    guard = (
+                        deadline(timeout, "a solution") if isolation == "none" else nullcontext()
+                    )
+                    with guard:
+                        env.reset(seed=seed)
                         actions = env.solution()
-                    else:
-                        with guard:
-                            observation, _ = env.reset(seed=seed)
-                            actions = env.solution()
-                    found.append((target, seed, str(observation), list(actions)))
+                    found.append((target, seed, list(actions)))
             except NotImplementedError:
                 skipped[target.env_id] = "it has no solution()"
             except Exception as exc:
@@ -240,7 +240,7 @@ def reference_plays(
     targets: Sequence[Any],
     seeds: Sequence[int],
     config: Any,
-    solutions: dict[tuple[str, int], tuple[str, list[str]]] | None = None,
+    solutions: dict[tuple[str, int], list[str]] | None = None,
 ) -> list[Any]:
     """The reference solutions played through the rollout engine, as the agent would play.
 
@@ -251,8 +251,8 @@ def reference_plays(
         config: The :class:`~spade_envs.agent.RolloutConfig` to play under (its turn cap
             included: a cap shorter than a solution loses the play, as it would the
             agent's).
-        solutions: ``(env_id, seed) -> (first observation, actions)`` already asked for;
-            the rest are asked here.
+        solutions: ``(env_id, seed) -> actions`` already asked for; the rest are asked
+            here.
 
     Returns:
         The episodes (``won`` says which solutions win under the cap).
@@ -267,8 +267,8 @@ def reference_plays(
         found, _ = _solutions(
             missing, max(seeds) + 1, config.isolation, config.trust_code, config.step_timeout
         )
-        asked.update({(t.env_id, s): (o, a) for t, s, o, a in found if s in seeds})
-    from ..agent.rollout import _turn_seed
+        asked.update({(t.env_id, s): a for t, s, a in found if s in seeds})
+    from ..agent.rollout import turn_seed
 
     config = dataclasses.replace(config, temperature=1.0, audit_share=None)
     if config.seed is None:
@@ -280,8 +280,8 @@ def reference_plays(
             if (target.env_id, seed) not in asked:
                 continue
             specs.append(PlaySpec(target.env_id, play_index=seed, env_seed=seed))
-            for turn, action in enumerate(asked[(target.env_id, seed)][1]):
-                scripts[_turn_seed(config.seed, target.env_id, seed, turn)] = action
+            for turn, action in enumerate(asked[(target.env_id, seed)]):
+                scripts[turn_seed(config.seed, target.env_id, seed, turn)] = action
     tokenizer = model.tokenizer
     scripted = ScriptedModel(
         scripts,
@@ -364,7 +364,7 @@ def _transcript_samples(
         [t for t in targets if t.env_id not in skipped],
         list(range(cfg.seeds)),
         rollout,
-        solutions={(t.env_id, s): (o, a) for t, s, o, a in found},
+        solutions={(t.env_id, s): a for t, s, a in found},
     )
     winners = [e for e in episodes if e.won and not e.failed]
     for target in targets:
@@ -373,7 +373,7 @@ def _transcript_samples(
         ):
             report.skipped[target.env_id] = "no reference solution won"
     if cfg.hinted_plays:
-        hinted = _hinted_wins(config, parts, [t for t in targets], rollout)
+        hinted = _hinted_wins(config, parts, targets, rollout)
         report.hinted_wins = len(hinted)
         winners += hinted
     if not winners:
@@ -431,23 +431,10 @@ def transcript_sample(episode: Any) -> Any:
 def _rollout_config(config: Any) -> Any:
     from ..agent import RolloutConfig
 
-    agent = config.agent
-    return RolloutConfig(
-        isolation=agent.isolation,
-        trust_code=agent.trust_code,
-        step_timeout=agent.step_timeout,
-        max_concurrent=agent.concurrency,
-        # The environment's own limit: a transcript teaches the whole way to the win, even
-        # where training plays are capped for time.
-        max_turns=None,
-        temperature=agent.temperature,
-        top_p=agent.top_p,
-        max_tokens=agent.max_tokens,
-        seed=config.seed,
-        env_seed=0,
-        opponent=agent.opponent,
-        audit_share=None,
-    )
+    # The environment's own turn limit: a transcript teaches the whole way to the win, even
+    # where training plays are capped for time.
+    values = {**config.agent.rollout_values(), "max_turns": None}
+    return RolloutConfig(**values, seed=config.seed, env_seed=0, audit_share=None)
 
 
 def _hinted_wins(config: Any, parts: Any, targets: list[Any], rollout: Any) -> list[Any]:

@@ -312,6 +312,21 @@ class AgentSettings:
         _check(math.isfinite(self.format_bonus), "agent.format_bonus must be finite.")
         _non_negative("agent", format_bonus_iterations=self.format_bonus_iterations)
 
+    def rollout_values(self) -> dict[str, Any]:
+        """The :class:`~spade_envs.agent.RolloutConfig` fields these settings fix (the
+        caller adds seeds and what it changes)."""
+        return dict(
+            isolation=self.isolation,
+            trust_code=self.trust_code,
+            step_timeout=self.step_timeout,
+            max_concurrent=self.concurrency,
+            max_turns=self.max_turns or None,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            opponent=self.opponent,
+        )
+
     def bonus_at(self, iteration: int) -> float:
         """The format bonus of ``iteration`` (see ``format_bonus_iterations``)."""
         if not self.format_bonus_iterations:

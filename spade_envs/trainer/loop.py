@@ -350,19 +350,10 @@ class SelfPlayTrainer:
     def _rollout_config(self, k: int, **changes: Any) -> Any:
         from ..agent import RolloutConfig
 
-        cfg = self.config.agent
         values = dict(
-            isolation=cfg.isolation,
-            trust_code=cfg.trust_code,
-            step_timeout=cfg.step_timeout,
-            max_concurrent=cfg.concurrency,
-            max_turns=cfg.max_turns or None,
-            temperature=cfg.temperature,
-            top_p=cfg.top_p,
-            max_tokens=cfg.max_tokens,
+            self.config.agent.rollout_values(),
             seed=_derive(self.config.seed, k, "play"),
             env_seed=_derive(self.config.seed, k, "reset") % 1_000_000,
-            opponent=cfg.opponent,
         )
         values.update(changes)
         return RolloutConfig(**values)
