@@ -46,9 +46,18 @@ class TimedModel(ChatModel):
     def generate(
         self, conversations: Sequence[Sequence[Message]], params: SamplingParams | None = None
     ) -> list[Completion]:
+        return self._timed(self.inner.generate, conversations, params)
+
+    def generate_each(
+        self, conversations: Sequence[Sequence[Message]], params: Sequence[SamplingParams]
+    ) -> list[Completion]:
+        # The inner backend's own batching (one schema per designer attempt), timed alike.
+        return self._timed(self.inner.generate_each, conversations, params)
+
+    def _timed(self, call: Any, conversations: Any, params: Any) -> list[Completion]:
         started = time.perf_counter()
         try:
-            replies = self.inner.generate(conversations, params)
+            replies = call(conversations, params)
         finally:
             self.seconds += time.perf_counter() - started
         self.tokens += sum(len(r.token_ids) for r in replies if isinstance(r, Completion))

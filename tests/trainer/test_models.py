@@ -210,3 +210,25 @@ def _safe(fn, *args):
         fn(*args)
     except Exception:
         pass
+
+
+def test_the_timed_model_passes_per_conversation_parameters_through_in_one_call():
+    from spade_envs.llm.base import ChatModel, Completion, SamplingParams
+    from spade_envs.trainer.models import TimedModel
+
+    class Counting(ChatModel):
+        def __init__(self):
+            self.calls = []
+
+        def generate(self, conversations, params=None):
+            raise AssertionError("generate_each must reach the inner model's own batching")
+
+        def generate_each(self, conversations, params):
+            self.calls.append(list(params))
+            return [Completion(text="{}", token_ids=(1, 2)) for _ in conversations]
+
+    inner = Counting()
+    timed = TimedModel(inner)
+    params = [SamplingParams(seed=3), SamplingParams(seed=9, temperature=0.5)]
+    replies = timed.generate_each([[{"role": "user", "content": "x"}]] * 2, params)
+    assert len(replies) == 2 and inner.calls == [params] and timed.tokens == 4
