@@ -112,6 +112,13 @@ class ScriptedModel(ChatModel):
         encode: The trained model's prompt encoder (chat template + generation prompt).
         tokenize: Text -> token ids, without special tokens.
         end_ids: Token ids that end a reply (the chat template's end of turn).
+        max_context: The trained model's context (prompt plus ``max_tokens``), or None.
+
+    A scripted reply is held to what the agent could generate: one longer than the turn's
+    ``max_tokens``, or a prompt the model's context cannot take, fails the turn (and so
+    the play) instead of being learned. The script and the observations are environment
+    code's: unbounded, a 200-turn script of 8,192-character actions would make prompts of
+    millions of tokens, re-encoded every turn.
     """
 
     name = "reference-solution"
@@ -122,11 +129,13 @@ class ScriptedModel(ChatModel):
         encode: Callable[[Sequence[Message]], list[int]],
         tokenize: Callable[[str], list[int]],
         end_ids: Sequence[int],
+        max_context: int | None = None,
     ) -> None:
         self.scripts = scripts
         self.encode = encode
         self.tokenize = tokenize
         self.end_ids = list(end_ids)[:1]
+        self.max_context = max_context
 
     def generate(
         self, conversations: Sequence[Sequence[Message]], params: SamplingParams | None = None
@@ -138,14 +147,27 @@ class ScriptedModel(ChatModel):
             if action is None:
                 out.append(Completion.failed("no scripted action for this turn"))
                 continue
-            out.append(
-                Completion(
-                    text=action,
-                    token_ids=tuple(self.tokenize(action) + self.end_ids),
-                    prompt_token_ids=tuple(self.encode(conversation)),
-                )
-            )
+            out.append(self._reply(action, conversation, params.max_tokens))
         return out
+
+    def _reply(self, action: str, conversation: Sequence[Message], max_tokens: int) -> Completion:
+        context = self.max_context
+        # Checked on characters before any encoding: a byte-level token holds few.
+        chars = len(action) + sum(len(str(m.get("content") or "")) for m in conversation)
+        if context and chars > 16 * (context + max_tokens):
+            return Completion.failed("the scripted play outgrew the model's context")
+        reply = self.tokenize(action) + self.end_ids
+        if max_tokens and len(reply) > max_tokens:
+            return Completion.failed(
+                f"the scripted action has {len(reply)} tokens, over max_tokens ({max_tokens})"
+            )
+        prompt = self.encode(conversation)
+        if context and len(prompt) + max_tokens > context:
+            return Completion.failed(
+                f"the scripted play's prompt ({len(prompt)} tokens) and max_tokens exceed the "
+                f"model's context of {context}"
+            )
+        return Completion(text=action, token_ids=tuple(reply), prompt_token_ids=tuple(prompt))
 
 
 def cold_start_envs(config: Any) -> list[str]:
@@ -235,6 +257,15 @@ def end_of_turn(model: Any) -> int:
     return int(tail[0])
 
 
+def _context(model: Any) -> int | None:
+    """The trained model's context length (what its own generation refuses beyond)."""
+    context = getattr(model, "_context", None)
+    if not isinstance(context, int):
+        config = getattr(getattr(model, "model", None), "config", None)
+        context = getattr(config, "max_position_embeddings", None)
+    return context if isinstance(context, int) and context > 0 else None
+
+
 def reference_plays(
     model: Any,
     targets: Sequence[Any],
@@ -288,6 +319,7 @@ def reference_plays(
         model.encode,
         lambda text: tokenizer.encode(text, add_special_tokens=False),
         end_ids=[end_of_turn(model)],
+        max_context=_context(model),
     )
     engine = RolloutEngine(scripted, config)
     return engine.run(specs, list(targets)) if specs else []
