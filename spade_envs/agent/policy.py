@@ -106,7 +106,12 @@ def reported_parse(info: Any) -> bool | None:
     ``info`` comes from environment code, possibly untrusted and through a sandbox: a
     string, a number or a truthy object is not a report.
     """
-    value = info.get(ACTION_PARSED) if isinstance(info, dict) else None
+    if not isinstance(info, dict):
+        return None
+    try:  # dict.get, not a subclass's own get; a hostile key's __eq__ may raise
+        value = dict.get(info, ACTION_PARSED)
+    except Exception:
+        return None
     return value if isinstance(value, bool) else None
 
 

@@ -112,13 +112,12 @@ class ScriptedModel(ChatModel):
         encode: The trained model's prompt encoder (chat template + generation prompt).
         tokenize: Text -> token ids, without special tokens.
         end_ids: Token ids that end a reply (the chat template's end of turn).
-        max_context: The trained model's context (prompt plus ``max_tokens``), or None.
+        max_context: The trained model's context (prompt plus reply), or None.
 
-    A scripted reply is held to what the agent could generate: one longer than the turn's
-    ``max_tokens``, or a prompt the model's context cannot take, fails the turn (and so
-    the play) instead of being learned. The script and the observations are environment
-    code's: unbounded, a 200-turn script of 8,192-character actions would make prompts of
-    millions of tokens, re-encoded every turn.
+    A scripted turn whose prompt and reply the model's context cannot hold fails (and so
+    its play) instead of being encoded and learned. The script and the observations are
+    environment code's: unbounded, a 200-turn script of 8,192-character actions would make
+    prompts of millions of tokens, re-encoded every turn.
     """
 
     name = "reference-solution"
@@ -147,25 +146,21 @@ class ScriptedModel(ChatModel):
             if action is None:
                 out.append(Completion.failed("no scripted action for this turn"))
                 continue
-            out.append(self._reply(action, conversation, params.max_tokens))
+            out.append(self._reply(action, conversation))
         return out
 
-    def _reply(self, action: str, conversation: Sequence[Message], max_tokens: int) -> Completion:
+    def _reply(self, action: str, conversation: Sequence[Message]) -> Completion:
         context = self.max_context
         # Checked on characters before any encoding: a byte-level token holds few.
         chars = len(action) + sum(len(str(m.get("content") or "")) for m in conversation)
-        if context and chars > 16 * (context + max_tokens):
+        if context and chars > 16 * context:
             return Completion.failed("the scripted play outgrew the model's context")
         reply = self.tokenize(action) + self.end_ids
-        if max_tokens and len(reply) > max_tokens:
-            return Completion.failed(
-                f"the scripted action has {len(reply)} tokens, over max_tokens ({max_tokens})"
-            )
         prompt = self.encode(conversation)
-        if context and len(prompt) + max_tokens > context:
+        if context and len(prompt) + len(reply) > context:
             return Completion.failed(
-                f"the scripted play's prompt ({len(prompt)} tokens) and max_tokens exceed the "
-                f"model's context of {context}"
+                f"the scripted play ({len(prompt)} prompt and {len(reply)} reply tokens) "
+                f"exceeds the model's context of {context}"
             )
         return Completion(text=action, token_ids=tuple(reply), prompt_token_ids=tuple(prompt))
 
