@@ -458,7 +458,7 @@ def test_samples_carry_the_temperatures_their_replies_were_sampled_at(tmp_path):
     )
     attempt = Attempt(0, "new", "math", document_id=1, reply="class A: pass",
                       messages=[{"role": "user", "content": "Write an env."}])  # fmt: skip
-    (agent,) = trainer._agent_samples([episode])
+    (agent,) = trainer._agent_samples([episode], 1)
     (designer,) = trainer._designer_samples([attempt], [0.5])
     assert (agent.role, agent.temperature) == ("agent", 0.7)
     assert (designer.role, designer.temperature) == ("designer", 0.9)
