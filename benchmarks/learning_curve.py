@@ -42,6 +42,16 @@ CONDITIONS = {
     "selfplay": [],
     "fixed-pool": ["--set", "mode=fixed-pool", "--set", "agent.pool_envs=3"],
 }
+#: The rg-hard subset the model can touch: reasoning-gym's appendix-A.3 configurations of
+#: the tasks whose answers are at most 7 characters and whose questions at most ~410
+#: (measured on seeds 1-3), two per SPADE category where there are two (logic has one).
+#: Imported into both runs' registries; evaluated every time the held-out envs are
+#: (eval.suites) and never trained on (the self-play pool leaves eval.suites out).
+RG_HARD_SUBSET = (
+    "gcd,count_bits,simple_equations,basic_arithmetic,letter_counting,count_primes,"
+    "number_sequence,syllogism"
+)
+EVAL_SUITES = ["--set", 'eval.suites=["rg-hard"]']
 LEARNABLE = (0.15, 0.85)  # the memory's high-hint-gain win-rate band
 TIME_FIELDS = (
     "seconds_generate",
@@ -52,13 +62,34 @@ TIME_FIELDS = (
 )
 
 
+def _import_rg_hard(exe: Path, run_dir: Path) -> None:
+    """The rg-hard subset into the run's registry (a rerun skips what is there)."""
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "SPADE_REGISTRY_URL": f"sqlite:///{run_dir / 'registry.db'}",
+    }
+    command = [str(exe), "import", "--suite", "reasoning-gym", "--tasks", RG_HARD_SUBSET]
+    done = subprocess.run(
+        [*command, "--levels", "hard"], env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"importing the rg-hard subset failed:\n{done.stdout}{done.stderr}")
+    print(done.stdout.strip().splitlines()[-1], flush=True)
+
+
 def _train(run_root: Path, iterations: int | None) -> None:
     exe = Path(sys.executable).with_name("spade-envs")
     jobs = []
     for name, extra in CONDITIONS.items():
         run_dir = run_root / name
         run_dir.mkdir(parents=True, exist_ok=True)
-        command = [str(exe), "train", "--preset", "cpu-small", "--run-dir", str(run_dir), *extra]
+        _import_rg_hard(exe, run_dir)
+        command = [
+            *(str(exe), "train", "--preset", "cpu-small", "--run-dir", str(run_dir)),
+            *extra,
+            *EVAL_SUITES,
+        ]
         if iterations is not None:
             command += ["--iterations", str(iterations)]
         log = open(run_dir / "train.log", "a", encoding="utf-8")
@@ -422,6 +453,14 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             + " |"
         )
 
+    lines += ["", "## rg-hard subset (reasoning-gym appendix A.3, held out)", ""]
+    lines += [
+        f"Tasks: {RG_HARD_SUBSET.replace(',', ', ')}; each play allows 2 answers "
+        "(`eval.max_turns` 0 gives suite tasks `spade-envs evaluate`'s default).",
+        "",
+    ]
+    lines += _suite_table(runs, "rg-hard")
+
     lines += [
         "",
         "## Actions the environments understood",
@@ -503,6 +542,46 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
     lines += ["", "## Reading", "", *_reading(runs, untrained, cold)]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {out} and {len(list(images.glob('*.png')))} plots in {images}")
+
+
+def _suite_table(runs: dict, name: str) -> list[str]:
+    """Wins per category of the suite set ``name`` at the untrained, cold-start and last
+    evaluated points of each condition, with Wilson intervals."""
+    prefix = f"suite_{name}_"
+    categories = sorted(
+        {
+            f[len(prefix) : -len("_plays")]
+            for rs in runs.values()
+            for r in rs
+            for f in r
+            if f.startswith(prefix) and f.endswith("_plays")
+        },
+        key=lambda c: (c == "overall", c),
+    )
+    if not categories:
+        return ["(no suite evaluation was recorded)"]
+    points: dict[str, dict | None] = {
+        "untrained": _stage(runs["selfplay"], "untrained"),
+        "cold start": _stage(runs["selfplay"], "cold_start"),
+    }
+    for cond, records in runs.items():
+        evaluated = [r for r in _training(records) if f"{prefix}overall_plays" in r]
+        points[f"{cond} (last)"] = evaluated[-1] if evaluated else None
+    lines = ["| category | " + " | ".join(points) + " |", "|---|" + "---|" * len(points)]
+    for category in categories:
+        cells = []
+        for record in points.values():
+            if not record or f"{prefix}{category}_plays" not in record:
+                cells.append("")
+                continue
+            cells.append(
+                _rate(
+                    int(record.get(f"{prefix}{category}_wins") or 0),
+                    int(record.get(f"{prefix}{category}_plays") or 0),
+                )
+            )
+        lines.append(f"| {category} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _reading(runs: dict, untrained: dict | None, cold: dict | None) -> list[str]:

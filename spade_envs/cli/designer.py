@@ -76,6 +76,13 @@ __all__ = ["DESIGNER_COMMANDS"]
     help="Embedder of the novelty check and the memory.",
 )
 @click.option(
+    "--constrained/--free",
+    default=True,
+    show_default=True,
+    help="scaffold: decode each reply under its parent's JSON Schema (llguidance; a "
+    "filling that does not parse cannot be written); --free samples unconstrained text.",
+)
+@click.option(
     "--hints/--no-hints",
     default=False,
     show_default=True,
@@ -95,6 +102,7 @@ def generate(
     max_tokens: int | None,
     temperature: float,
     embedder: str,
+    constrained: bool,
     hints: bool,
 ) -> None:
     """Generate N environments: prompt -> model -> validate (-> repair) -> novelty -> register.
@@ -146,6 +154,7 @@ def generate(
             temperature=temperature,
             max_tokens=max_tokens or (64 if chosen == "scaffold" else 1536),
             seed=seed,
+            constrained=constrained,
         )
         designer = Designer(model, registry, memory, corpus, config)
         with click.progressbar(length=n, label="designing", file=sys.stderr) as bar:

@@ -111,6 +111,12 @@ class TextGame(AECEnv):
         i = self.possible_agents.index(agent)
         return self.possible_agents[(i + 1) % len(self.possible_agents)]
 
+    def _move_parsed(self, agent: str) -> bool:
+        """Whether the game took ``agent``'s last move as a move (``True`` unless
+        overridden): a game that answers a malformed move with a retry or a penalty,
+        rather than :class:`IllegalMove`, says so here, for ``infos[agent]["action_parsed"]``."""
+        return True
+
     # ----- PettingZoo API -------------------------------------------------------------------
     def observation_space(self, agent: str) -> UnicodeText:
         return self._observation_spaces[agent]
@@ -166,6 +172,7 @@ class TextGame(AECEnv):
         parsed = True
         try:
             outcome = self._move(agent, action)
+            parsed = bool(self._move_parsed(agent))
         except IllegalMove as exc:
             self._feedback[agent] = f"Your last move was illegal ({exc}); you lost that turn."
             outcome = None

@@ -45,7 +45,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from ..core.text_env import TextEnv
+from ..core.text_env import ACTION_PARSED, TextEnv
 from ..core.text_game import TextGame
 from ..error import EnvContractError
 from .base import import_leaf, suite_class
@@ -152,21 +152,37 @@ class _Match:
     def current(self) -> int:
         return int(self.env.state.current_player_id)
 
-    def play(self, action: str, bracket: bool) -> None:
-        """Submit the current player's move (TextArena handles an invalid one)."""
-        self.unread[self.current] = []
+    def play(self, action: str, bracket: bool) -> bool:
+        """Submit the current player's move (TextArena handles an invalid one).
+
+        Returns:
+            Whether TextArena took the move: ``False`` when it called the move invalid
+            (``State.set_invalid_move``: the error count went up, or the game ended on it).
+        """
+        mover = self.current
+        self.unread[mover] = []
         if bracket and "[" not in action and "]" not in action:
             action = f"[{action}]"  # what TextArena's ActionFormattingWrapper does
+        state = self.env.state
+        errors = getattr(state, "error_count", 0)
+        game_info: Any = None
         with self._own_randomness():
             done, _ = self.env.step(action)
             if done:
                 rewards, game_info = self.env.close()
+        # A valid move resets the count to 0; a tolerated invalid one raises it; the one
+        # past the allowance ends the game with the mover's ``invalid_move`` set.
+        taken = getattr(state, "error_count", 0) <= errors
+        ended_on_it = (getattr(state, "game_info", None) or {}).get(mover, {})
+        if isinstance(ended_on_it, dict) and ended_on_it.get("invalid_move"):
+            taken = False
         if done:
             self.done = True
             self.rewards = {int(p): float(r) for p, r in (rewards or {}).items()}
             reasons = {str(i.get("reason", "")) for i in (game_info or {}).values()}
             self.reason = "; ".join(sorted(r for r in reasons if r))
         self._collect()
+        return taken
 
     def _collect(self) -> None:
         """Move what TextArena queued for each player into :attr:`unread` now, so a
@@ -279,12 +295,12 @@ class TextArenaTask(_TextArenaMixin, TextEnv):
 
     def _step(self, action: str) -> tuple[str, float, bool, dict[str, Any]]:
         match = self._live()
-        match.play(action, self.bracket)
+        parsed = {ACTION_PARSED: match.play(action, self.bracket)}
         if not match.done:
-            return match.text(0), 0.0, False, {}
+            return match.text(0), 0.0, False, parsed
         raw = match.rewards.get(0, 0.0)
         reward = 1.0 if raw >= 1.0 else min(max(raw, 0.0), 1.0)
-        return match.text(0), reward, True, {"textarena_reward": raw}
+        return match.text(0), reward, True, {"textarena_reward": raw, **parsed}
 
     def solution(self) -> list[str]:
         """Winning actions from the state after reset, read from the game by a solver."""
@@ -309,6 +325,7 @@ class TextArenaGame(_TextArenaMixin, TextGame):
     def __init__(self, render_mode: str | None = None, **knobs: Any):
         super().__init__(render_mode=render_mode, **knobs)
         self.match = None
+        self._taken = True
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         super().reset(seed=seed, options=options)
@@ -333,7 +350,7 @@ class TextArenaGame(_TextArenaMixin, TextGame):
 
     def _move(self, agent: str, action: str) -> dict[str, float] | None:
         match = self._live()
-        match.play(action, self.bracket)
+        self._taken = match.play(action, self.bracket)
         if not match.done:
             return None
         return {
@@ -343,6 +360,9 @@ class TextArenaGame(_TextArenaMixin, TextGame):
 
     def _next_agent(self, agent: str) -> str:
         return self._agent(self._live().current)
+
+    def _move_parsed(self, agent: str) -> bool:
+        return self._taken
 
     def legal_moves(self, agent: str) -> list[str]:
         moves = PLAYERS.get(self.game)

@@ -172,6 +172,10 @@ class DesignerSettings:
             iteration ``k`` are trained at iteration ``k + delay`` with rewards recomputed
             from that iteration's plays (their environments are replayed meanwhile), as the
             SPADE code does. 0 trains them at once.
+        constrained: ``scaffold`` only: decode each reply under its parent's JSON Schema
+            (llguidance in the transformers backend, structured outputs in vLLM and
+            OpenAI-compatible servers), so every reply parses; the designer is trained on
+            the constrained samples. ``false`` samples free text.
     """
 
     documents: int = 8
@@ -189,6 +193,7 @@ class DesignerSettings:
     max_tokens: int = 1536
     temperature: float = 1.0
     delay: int = 0
+    constrained: bool = True
 
     def __post_init__(self) -> None:
         from ..core.metadata import SKILLS

@@ -85,6 +85,7 @@ from .stages import (
     metrics_record,
     play_line,
     play_summary,
+    suite_held_out,
 )
 from .view import iteration_tag
 
@@ -288,6 +289,7 @@ class SelfPlayTrainer:
                 batch_size=n,  # one batch: every prompt of a group is built before any reply
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
+                constrained=cfg.constrained,
                 seed=_derive(self.config.seed, k, f"designer:{skill}:{self.dist.rank}"),
                 run_id=iteration_tag(parts.run_id, k),
             )
@@ -338,12 +340,14 @@ class SelfPlayTrainer:
         from ..generator.scaffold import base_name
 
         held_out = set(self.config.eval.envs)
+        suites = suite_held_out(self.config, self.parts.view)
         candidates = [
             r.id
             for r in self.parts.view.list(status="validated", sort="name", limit=20_000)
             if r.kind in cfg.pool_kinds
             and base_name(r.name) not in held_out  # nor their scaffolded children
             and r.id not in designed
+            and r.id not in suites
         ]
         return designed + rng.sample(candidates, min(cfg.pool_envs, len(candidates)))
 

@@ -52,7 +52,12 @@ class TimedModel(ChatModel):
         self, conversations: Sequence[Sequence[Message]], params: Sequence[SamplingParams]
     ) -> list[Completion]:
         # The inner backend's own batching (one schema per designer attempt), timed alike.
-        return self._timed(self.inner.generate_each, conversations, params)
+        # A wrapper that only implements ``generate`` (``wrap_generator`` instrumentation)
+        # gets ChatModel's default, which calls our timed ``generate`` per run of seeds.
+        each = getattr(self.inner, "generate_each", None)
+        if each is None:
+            return super().generate_each(conversations, params)
+        return self._timed(each, conversations, params)
 
     def _timed(self, call: Any, conversations: Any, params: Any) -> list[Completion]:
         started = time.perf_counter()

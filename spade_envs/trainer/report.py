@@ -150,7 +150,9 @@ def draw_report(run_dir: str | Path, out_dir: str | Path | None = None) -> list[
                 ax.plot(xs, ys, marker="o", label=label)
         _finish(ax, title, ylabel)
         written.append(_save(fig, out / name, plt))
-    suite_fields = sorted({f for r in records for f in r if f.startswith("suite_")})
+    suite_fields = sorted(
+        {f for r in records for f in r if f.startswith("suite_") and f.endswith("_win_rate")}
+    )
     if suite_fields:  # eval.suites: one curve per evaluation set and category
         fig, ax = plt.subplots(figsize=(6.4, 4.0))
         for field in suite_fields:

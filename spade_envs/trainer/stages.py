@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent.failures import FAILURE_OUTCOMES, AllPlaysFailedError, FailureCounts, play_failure
+from ..error import SpadeError
 from ..generator.outcomes import AttemptStage, DesignerFailure
 from .metrics import REJECT_FIELDS, reject_field
 
@@ -355,11 +356,26 @@ def metrics_record(
     return record
 
 
+def suite_held_out(config: Any, view: Any) -> set[str]:
+    """The registry IDs that ``eval.suites`` evaluates on: never a training play (a
+    self-play pool draws from every validated version, imported suite tasks included)."""
+    from ..suites.evaluation import eval_set
+
+    held: set[str] = set()
+    for name in config.eval.suites:
+        try:
+            held.update(t.env_id for t in eval_set(name, view).tasks)
+        except SpadeError:  # nothing imported yet: evaluate_suites says so when it runs
+            continue
+    return held
+
+
 def evaluate_suites(
     config: Any, generator: Any, view: Any, say: Callable[[str], None]
 ) -> dict[str, Any]:
     """``eval.suites``, played as ``spade-envs evaluate`` plays them: win rates per set and
-    category (``suite_<set>_<category>_win_rate``) and ``eval_failed_suites``."""
+    category (``suite_<set>_<category>_win_rate``, with ``_wins`` and ``_plays``) and
+    ``eval_failed_suites``."""
     from ..suites.evaluation import eval_set, evaluate
 
     cfg, agent = config.eval, config.agent
@@ -384,6 +400,9 @@ def evaluate_suites(
         )
         for score in [*result.categories, result.overall]:
             out[f"suite_{name}_{score.category}_win_rate"] = score.win_rate
+            # The counts behind the rate, for an interval (a rate of n plays says little).
+            out[f"suite_{name}_{score.category}_wins"] = score.wins
+            out[f"suite_{name}_{score.category}_plays"] = score.plays
         out["eval_failed_suites"] += result.failures.failed
         rates = ", ".join(
             f"{c.category} {c.win_rate:.2f}" if c.win_rate is not None else f"{c.category} n/a"

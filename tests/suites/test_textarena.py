@@ -98,13 +98,15 @@ def test_solutions_win_and_two_invalid_moves_lose(task):
     for seed in (0, 7, 12345):
         env.reset(seed=seed)
         solution = env.solution()
-        rewards = [env.step(action)[1] for action in solution]
-        assert sum(rewards) == 1.0 and env.won, (seed, solution)
+        steps = [env.step(action) for action in solution]
+        assert sum(s[1] for s in steps) == 1.0 and env.won, (seed, solution)
+        assert all(s[4]["action_parsed"] for s in steps)  # every move taken as a move
         env.reset(seed=seed)
-        env.step("nonsense")  # TextArena reports it and lets the player retry
+        *_, info = env.step("nonsense")  # TextArena reports it and lets the player retry
+        assert info["action_parsed"] is False
         _, reward, terminated, _, info = env.step("more nonsense")
         assert terminated and reward < 1.0 and not env.won
-        assert info["textarena_reward"] <= 0.0
+        assert info["textarena_reward"] <= 0.0 and info["action_parsed"] is False
 
 
 def test_a_seed_fixes_the_episode_and_the_global_rngs_are_left_alone():
@@ -126,16 +128,19 @@ def test_two_player_rewards_turns_and_invalid_moves_follow_textarena():
     assert game.agent_selection == "player_0" and "[4]" in game.observe("player_0")
     for move in ["[4]", "[0]", "[8]", "[2]"]:
         game.step(move)
+        assert game.infos[game.possible_agents[0 if move in ("[4]", "[8]") else 1]]["action_parsed"]
     game.step("no move here")  # invalid: player_0 is told why and moves again
     assert game.agent_selection == "player_0"
+    assert game.infos["player_0"]["action_parsed"] is False
     assert "attempted an invalid move" in game.observe("player_0")
     game.step("[1]")  # blocks; player_1's turn
-    assert game.agent_selection == "player_1"
+    assert game.agent_selection == "player_1" and game.infos["player_0"]["action_parsed"]
     seen = game.observe("player_1")
     assert "[Player 0] [1]" in seen and "[Player 1]" not in seen  # no echo of its own moves
     game.step("oops")
     game.step("oops again")  # a second invalid move in a row loses, as TextArena rules
     assert all(game.terminations.values())
+    assert game.infos["player_1"]["action_parsed"] is False
     assert game.rewards == {"player_0": 1.0, "player_1": 0.0}
     draw = cls()
     draw.reset(seed=2)

@@ -177,8 +177,13 @@ def _safetensors_with_header(directory, header: bytes, declared: int | None = No
 
 @pytest.mark.parametrize(
     "header, declared",
-    [(b"{}", 1 << 40), (b"{}", (1 << 64) - 1), (b"hello", None), (b"[]", None),
-     (b'{"a": {"dtype": "F32"}}', None)],
+    [
+        (b"{}", 1 << 40),
+        (b"{}", (1 << 64) - 1),
+        (b"hello", None),
+        (b"[]", None),
+        (b'{"a": {"dtype": "F32"}}', None),
+    ],
 )
 def test_a_malformed_safetensors_header_is_refused_naming_the_file(tmp_path, header, declared):
     from spade_envs.llm.vllm_backend import _checkpoint_layout
@@ -232,3 +237,28 @@ def test_the_timed_model_passes_per_conversation_parameters_through_in_one_call(
     params = [SamplingParams(seed=3), SamplingParams(seed=9, temperature=0.5)]
     replies = timed.generate_each([[{"role": "user", "content": "x"}]] * 2, params)
     assert len(replies) == 2 and inner.calls == [params] and timed.tokens == 4
+
+
+def test_a_wrapper_with_only_generate_still_serves_per_conversation_parameters():
+    # wrap_generator may hand back any object with generate/close (the vLLM self-play
+    # test's recorder does); the designer's generate_each must not need more of it.
+    from spade_envs.llm.base import Completion, SamplingParams
+    from spade_envs.trainer.models import TimedModel
+
+    class GenerateOnly:
+        name = "recorder"
+
+        def __init__(self):
+            self.seen = []
+
+        def generate(self, conversations, params=None):
+            self.seen.append((len(conversations), params.seed))
+            return [Completion(text="{}", token_ids=(7,)) for _ in conversations]
+
+    inner = GenerateOnly()
+    timed = TimedModel(inner)
+    params = [SamplingParams(seed=3), SamplingParams(seed=4), SamplingParams(seed=9)]
+    replies = timed.generate_each([[{"role": "user", "content": "x"}]] * 3, params)
+    # Seeds 3, 4 count up by one (one batch); 9 starts another.
+    assert len(replies) == 3 and inner.seen == [(2, 3), (1, 9)]
+    assert timed.tokens == 3 and timed.seconds > 0

@@ -19,7 +19,11 @@ pytestmark = VLLM_MARKS
 
 
 class _Recorder:
-    """Wraps the generating model; remembers what it was (the test checks it is vLLM)."""
+    """Wraps the generating model; remembers what it was (the test checks it is vLLM).
+
+    Only ``generate``: the designer's per-conversation schemas reach it through
+    ``TimedModel``'s fallback, as they would through any user's instrumentation.
+    """
 
     def __init__(self, inner):
         self.inner = inner
