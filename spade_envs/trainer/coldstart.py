@@ -174,7 +174,7 @@ def cold_start_envs(config: Any) -> list[str]:
     """
     from ..generator.ladders import rung_labels
     from ..seeds import seed_classes
-    from .config import _bare
+    from .config_checks import bare_env_name as _bare
 
     if config.cold_start.envs:
         return list(config.cold_start.envs)

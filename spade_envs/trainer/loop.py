@@ -71,7 +71,7 @@ from .checkpoint import (
 )
 from .config import SelfPlayConfig
 from .config_io import config_to_toml
-from .setup import RESUME_MODES, RunComponents, TrainerError, new_run_id, open_run
+from .setup import RESUME_MODES, RunComponents, TrainerError, envs_to_play, new_run_id, open_run
 from .stages import (
     IterationFailedError,
     design_line,
@@ -85,7 +85,6 @@ from .stages import (
     metrics_record,
     play_line,
     play_summary,
-    suite_held_out,
 )
 from .view import iteration_tag
 
@@ -323,33 +322,14 @@ class SelfPlayTrainer:
 
     # ============================================================ 2-3. plays
     def _envs_to_play(self, k: int) -> list[str]:
-        cfg = self.config.agent
-        rng = random.Random(_derive(self.config.seed, k, "pool"))
-        pool = self.parts.fixed_pool
-        if self.config.mode == "fixed-pool":
-            count = cfg.pool_envs or len(pool)
-            return rng.sample(pool, min(count, len(pool)))
-        designed = list(
-            dict.fromkeys(
-                a.env_id
-                for _, batch in self.pending
-                for a in batch
-                if a.stage == AttemptStage.REGISTERED
-            )
-        )
-        from ..generator.scaffold import base_name
-
-        held_out = set(self.config.eval.envs)
-        suites = suite_held_out(self.config, self.parts.view)
-        candidates = [
-            r.id
-            for r in self.parts.view.list(status="validated", sort="name", limit=20_000)
-            if r.kind in cfg.pool_kinds
-            and base_name(r.name) not in held_out  # nor their scaffolded children
-            and r.id not in designed
-            and r.id not in suites
+        designed = [
+            a.env_id
+            for _, batch in self.pending
+            for a in batch
+            if a.stage == AttemptStage.REGISTERED
         ]
-        return designed + rng.sample(candidates, min(cfg.pool_envs, len(candidates)))
+        rng = random.Random(_derive(self.config.seed, k, "pool"))
+        return envs_to_play(self.config, self.parts.view, self.parts.fixed_pool, designed, rng)
 
     def _rollout_config(self, k: int, **changes: Any) -> Any:
         from ..agent import RolloutConfig

@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ __all__ = [
     "RunComponents",
     "TrainerError",
     "check_resumable",
+    "envs_to_play",
     "new_run_id",
     "open_run",
     "registry_url",
@@ -231,6 +233,42 @@ def _frozen_pool(config: SelfPlayConfig, view: RunView) -> list[str]:
             "revalidate ID` clears it; or name other environments in agent.fixed_pool."
         )
     return kept
+
+
+def envs_to_play(
+    config: SelfPlayConfig,
+    view: RunView,
+    fixed_pool: Sequence[str],
+    designed: Sequence[str],
+    rng: random.Random,
+) -> list[str]:
+    """An iteration's training environments.
+
+    Fixed-pool mode: ``agent.pool_envs`` drawn from the frozen pool (all when 0).
+    Self-play: the environments the designer registered (``designed``, each once), then
+    ``agent.pool_envs`` validated registry versions of ``agent.pool_kinds`` drawn with
+    ``rng``; never a held-out seed, rung or scaffolded child of one (``eval.envs``) nor a
+    version ``eval.suites`` evaluates on.
+    """
+    from ..generator.scaffold import base_name
+    from .stages import suite_held_out
+
+    cfg = config.agent
+    if config.mode == "fixed-pool":
+        count = cfg.pool_envs or len(fixed_pool)
+        return rng.sample(list(fixed_pool), min(count, len(fixed_pool)))
+    fresh = list(dict.fromkeys(designed))
+    held_out = {e.partition("@")[0] for e in config.eval.envs}
+    suites = suite_held_out(config, view)
+    candidates = [
+        r.id
+        for r in view.list(status="validated", sort="name", limit=20_000)
+        if r.kind in cfg.pool_kinds
+        and base_name(r.name) not in held_out  # nor their scaffolded children
+        and r.id not in fresh
+        and r.id not in suites
+    ]
+    return fresh + rng.sample(candidates, min(cfg.pool_envs, len(candidates)))
 
 
 def _open_registry(url: str, dist: distributed.DistInfo) -> Registry:

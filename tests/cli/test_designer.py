@@ -88,10 +88,12 @@ class Filler(ChatModel):
 
     def __init__(self):
         self.upper = 20
+        self.schemas = []
 
     def generate(self, conversations, params=None):
         out = []
         for messages in conversations:
+            self.schemas.append(params.json_schema if params else None)
             assert "Reply with JSON only" in messages[-1]["content"]
             self.upper += 17
             out.append(Completion(json.dumps({"knobs": {"upper": self.upper}})))
@@ -111,6 +113,27 @@ def test_generate_in_scaffold_mode_through_an_http_server(tmp_path, monkeypatch)
     )
     children = [r for r in Registry().list(origin="designer") if r.name.startswith("NumberGuessX")]
     assert len(children) == 2 and all(c.parents == ("spade/NumberGuess-v1",) for c in children)
+
+
+def test_generate_sends_the_fillings_schema_unless_told_free(tmp_path, monkeypatch):
+    args = ["--mode", "scaffold", "--parent", "spade/NumberGuess-v1", "--embedder", "hashing"]
+    seen = {}
+    for switch in ("--constrained", "--free"):
+        monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / (switch + '.db')}")
+        filler = Filler()
+        with serve(filler) as server:
+            result = CliRunner().invoke(
+                main, ["generate", "--model", f"openai:{server.url}", "--n", "2", switch, *args]
+            )
+        assert result.exit_code == 0, result.output
+        seen[switch] = filler.schemas
+    # Constrained (the default): each request carried the parent's filling schema, which
+    # the server honoured as response_format; free: none.
+    assert len(seen["--constrained"]) == 2
+    for schema in seen["--constrained"]:
+        assert "upper" in schema["properties"]["knobs"]["properties"]
+        assert schema["additionalProperties"] is False
+    assert seen["--free"] == [None, None]
 
 
 def test_generate_refuses_a_parent_without_holes_before_loading_a_model(tmp_path, monkeypatch):

@@ -47,11 +47,18 @@ def test_fixed_pool_over_rlve_with_rg_hard_evaluated_each_iteration(imported, ti
     # Suite tasks have no hint: only the unhinted plays are played, none fails.
     assert record["plays"] == 2 and record["plays_failed"] == 0
     assert record["tokens_agent"] > 0
-    rates = {k: v for k, v in record.items() if k.startswith("suite_rg-hard_")}
-    assert set(rates) == {
-        f"suite_rg-hard_{c}_win_rate" for c in ("math", "algorithmic", "cognition", "overall")
+    categories = ("math", "algorithmic", "cognition", "overall")
+    fields = {k: v for k, v in record.items() if k.startswith("suite_rg-hard_")}
+    assert set(fields) == {
+        f"suite_rg-hard_{c}_{what}" for c in categories for what in ("win_rate", "wins", "plays")
     }
-    assert all(v is None or 0.0 <= v <= 1.0 for v in rates.values())
+    for c in categories:  # the counts behind each rate (for its interval)
+        wins, plays = fields[f"suite_rg-hard_{c}_wins"], fields[f"suite_rg-hard_{c}_plays"]
+        rate = fields[f"suite_rg-hard_{c}_win_rate"]
+        assert 0 <= wins <= plays and (rate == wins / plays if plays else rate is None)
+    assert fields["suite_rg-hard_overall_plays"] == sum(
+        fields[f"suite_rg-hard_{c}_plays"] for c in categories[:-1]
+    )
     plots = {p.name for p in draw_report(tmp_path / "run")}
     assert "suites.png" in plots
 
@@ -70,3 +77,34 @@ def test_a_suite_pool_that_was_never_imported_stops_before_the_models_load(tmp_p
 
     with pytest.raises(SpadeError, match=r"spade-envs import --suite rlve --levels 3"):
         SelfPlayTrainer(config, tmp_path / "run").run()
+
+
+def test_a_self_play_pool_never_draws_what_eval_suites_evaluates(imported, tmp_path):
+    import random
+
+    from spade_envs.registry import Registry
+    from spade_envs.suites.evaluation import eval_set
+    from spade_envs.trainer.setup import envs_to_play
+
+    url, _ = imported
+    registry_file = tmp_path / "registry.db"
+    shutil.copy(url[len("sqlite:///") :], registry_file)
+    registry = Registry(f"sqlite:///{registry_file}")
+    try:
+        held = {t.env_id for t in eval_set("rg-hard", registry).tasks}
+        suite_ids = {r.id for r in registry.list(suite="reasoning-gym", limit=1000)}
+        assert held and held < suite_ids  # level-0 tasks stay trainable
+        settings = ["agent.pool_envs=1000", "agent.pool_kinds=text,tool"]
+        drawn = {
+            name: set(
+                envs_to_play(
+                    load_config("cpu-test", [*settings, *extra]), registry, [], [], random.Random(0)
+                )
+            )
+            for name, extra in (("plain", []), ("held", ["eval.suites=rg-hard"]))
+        }
+    finally:
+        registry.close()
+    assert held & drawn["plain"]  # without eval.suites the validated ones are pool versions
+    assert not held & drawn["held"]
+    assert drawn["held"] == drawn["plain"] - held
