@@ -28,7 +28,14 @@ __all__ = ["SUITE_COMMANDS"]
     "reasoning-gym[:level], textarena or seeds.",
 )
 @click.option("--episodes", type=click.IntRange(1, 10_000), default=8, show_default=True)
-@click.option("--max-turns", type=click.IntRange(1, 200), default=2, show_default=True)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(0, 200),
+    default=2,
+    show_default=True,
+    help="Turns per play (a suite task allows as many answers); 0: each environment to its "
+    "own turn limit, 2 answers per suite task.",
+)
 @click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.6, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, 32_768), default=512, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
@@ -94,7 +101,7 @@ def evaluate_command(
             chosen,
             registry=registry,
             episodes=episodes,
-            max_turns=max_turns,
+            max_turns=max_turns or None,
             temperature=temperature,
             max_tokens=max_tokens,
             seed=seed,

@@ -26,6 +26,7 @@ from ..error import SpadeError
 
 __all__ = [
     "EVAL_SETS",
+    "SUITE_ANSWERS",
     "EvalSet",
     "EvalTask",
     "CategoryScore",
@@ -38,6 +39,9 @@ __all__ = [
 #: The named sets ``--suite`` accepts (``rlve`` and ``reasoning-gym`` also take ``:<level>``;
 #: ``textarena`` has level 0 only: its variants are game IDs of their own).
 EVAL_SETS = ("rg-hard", "rlve", "reasoning-gym", "textarena", "seeds")
+#: Answers a suite task allows when an evaluation plays every environment to its own turn
+#: limit (``max_turns=None``): ``spade-envs evaluate``'s default.
+SUITE_ANSWERS = 2
 #: More versions than any suite import registers (a bound for the registry query).
 _MAX_SUITE_VERSIONS = 1_000_000
 #: SPADE's four reasoning-gym categories, in its column order.
@@ -279,8 +283,13 @@ class EvalResult:
         """The category table, as text."""
         s = self.settings
         lines = [
-            f"{self.set_name}: {self.model}, {s['episodes']} episodes per task, at most "
-            f"{s['max_turns']} turns, temperature {s['temperature']}",
+            f"{self.set_name}: {self.model}, {s['episodes']} episodes per task, "
+            + (
+                f"at most {s['max_turns']} turns"
+                if s["max_turns"]
+                else f"each to its own turn limit ({SUITE_ANSWERS} answers per suite task)"
+            )
+            + f", temperature {s['temperature']}",
             f"{'category':<14} {'tasks':>5} {'plays':>6} {'win rate':>17} {'return':>7} "
             f"{'failed':>6}",
         ]
@@ -314,7 +323,7 @@ def evaluate(
     *,
     registry: Any = None,
     episodes: int = 8,
-    max_turns: int = 2,
+    max_turns: int | None = 2,
     temperature: float = 0.6,
     max_tokens: int = 512,
     seed: int = 0,
@@ -328,7 +337,9 @@ def evaluate(
         model: An LLM backend (see :mod:`spade_envs.llm`).
         registry: Where the environments are registered (default: the shared one).
         episodes: Plays per environment (reset seeds ``env_seed`` ... ``+ episodes - 1``).
-        max_turns: Turns per play; a suite task then allows this many answers.
+        max_turns: Turns per play; a suite task then allows this many answers. ``None``:
+            every environment plays to its own turn limit (a seed's reference solution
+            always fits) and a suite task allows :data:`SUITE_ANSWERS` answers.
         temperature: Sampling temperature (0: greedy).
         rollout: Further :class:`~spade_envs.agent.RolloutConfig` fields.
 
@@ -342,13 +353,14 @@ def evaluate(
     from ..agent.rollout import RolloutEngine, matched_specs
     from ..registry.shared import shared_registry
 
-    if episodes < 1 or max_turns < 1:
+    if episodes < 1 or (max_turns is not None and max_turns < 1):
         raise SpadeError(f"episodes and max_turns must be at least 1, got {episodes}, {max_turns}.")
     registry = registry if registry is not None else shared_registry()
     started = time.perf_counter()
     targets = resolve_envs([t.env_id for t in evaluation.tasks], registry)
     # Suite tasks allow as many answers as the evaluation allows turns.
-    targets = [replace(t, knobs={"max_attempts": max_turns}) if t.suite else t for t in targets]
+    answers = max_turns or SUITE_ANSWERS
+    targets = [replace(t, knobs={"max_attempts": answers}) if t.suite else t for t in targets]
     ids = list(dict.fromkeys(t.env_id for t in targets))
     config = RolloutConfig(
         temperature=temperature,

@@ -386,7 +386,7 @@ def evaluate_suites(
             eval_set(name, view),
             registry=view,
             episodes=cfg.plays,
-            max_turns=cfg.max_turns or 2,
+            max_turns=cfg.max_turns or None,  # 0: each environment's own turn limit
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
             seed=cfg.seed,

@@ -148,3 +148,44 @@ def test_a_quarantined_seed_leaves_the_seeds_set(tmp_path):
         ("spade/Nim-v1", "quarantined: a replay audit diverged (spade-envs show spade/Nim-v1)")
     ]
     registry.close()
+
+
+class Counter(ChatModel):
+    """Guesses the same thing every turn; remembers the longest conversation it saw."""
+
+    name = "counter"
+
+    def __init__(self):
+        self.most_turns = 0
+
+    def generate(self, conversations, params=None):
+        for conversation in conversations:
+            turns = 1 + sum(m["role"] == "assistant" for m in conversation)
+            self.most_turns = max(self.most_turns, turns)
+        return [Completion(text="\\boxed{0}", token_ids=(1,)) for _ in conversations]
+
+
+def test_without_max_turns_each_environment_plays_to_its_own_limit(registry):
+    from spade_envs.seeds import seed_class
+    from spade_envs.suites.evaluation import SUITE_ANSWERS, EvalSet, EvalTask
+
+    own = seed_class("NumberGuess").max_turns
+    assert own > 2
+    chosen = EvalSet("one seed", [EvalTask("NumberGuess", "logic", "NumberGuess")], [], ("logic",))
+    capped, free = Counter(), Counter()
+    evaluate(capped, chosen, registry=registry, episodes=1, max_turns=2, temperature=0.0)
+    result = evaluate(free, chosen, registry=registry, episodes=1, max_turns=None, temperature=0.0)
+    assert capped.most_turns == 2 and free.most_turns == own
+    assert "each to its own turn limit" in result.table()
+    # Suite tasks then allow SUITE_ANSWERS answers: a second answer still wins.
+    rlve = eval_set("rlve", registry)
+    two = evaluate(
+        Oracle(_answers(registry, rlve, 2), wrong_first=True),
+        rlve,
+        registry=registry,
+        episodes=2,
+        max_turns=None,
+        temperature=0.0,
+    )
+    crt = next(k for k in two.per_task if "CRT" in k)
+    assert SUITE_ANSWERS == 2 and two.per_task[crt].win_rate == 1.0
