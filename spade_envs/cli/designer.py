@@ -79,8 +79,9 @@ __all__ = ["DESIGNER_COMMANDS"]
     "--constrained/--free",
     default=True,
     show_default=True,
-    help="scaffold: decode each reply under its parent's JSON Schema (llguidance; a "
-    "filling that does not parse cannot be written); --free samples unconstrained text.",
+    help="scaffold: decode each reply under its parent's JSON Schema (llguidance here, "
+    "structured outputs in vLLM, response_format for openai: servers; a filling that does "
+    "not parse cannot be written); --free samples unconstrained text.",
 )
 @click.option(
     "--hints/--no-hints",

@@ -169,14 +169,17 @@ class TextGame(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self._feedback.pop(agent, None)
-        parsed = True
         try:
             outcome = self._move(agent, action)
-            parsed = bool(self._move_parsed(agent))
         except IllegalMove as exc:
             self._feedback[agent] = f"Your last move was illegal ({exc}); you lost that turn."
-            outcome = None
-            parsed = False
+            outcome, parsed = None, False
+        else:
+            parsed = self._move_parsed(agent)
+        if not isinstance(parsed, (bool, np.bool_)):
+            raise EnvContractError(
+                f"{type(self).__name__}._move_parsed() must return a bool, got {parsed!r:.80}."
+            )
         self.history.append((agent, action))
         self.moves += 1
         if outcome is not None:
@@ -186,7 +189,7 @@ class TextGame(AECEnv):
                 self.truncations[a] = True
         # After _finish, which replaces every seat's info: the mover's info says whether
         # the game took its move (a rollout reads it there, also through the sandbox).
-        self.infos[agent] = {**self.infos.get(agent, {}), ACTION_PARSED: parsed}
+        self.infos[agent] = {**self.infos.get(agent, {}), ACTION_PARSED: bool(parsed)}
         self.agent_selection = self._next_agent(agent)
         self._accumulate_rewards()
 

@@ -473,7 +473,11 @@ class Designer:
             return False
         attempt.stage, attempt.reply = AttemptStage.GENERATED, completion.text
         attempt.reply_token_ids = list(completion.token_ids or [])
-        attempt.reply_logprobs = list(completion.logprobs or [])
+        # A reply decoded under a schema keeps no recorded log-probs: vLLM reports them
+        # after its grammar mask (renormalised), the transformers backend before it; the
+        # trainer then computes the behaviour log-probs itself, from the raw model alike.
+        constrained = attempt.index in self._schemas
+        attempt.reply_logprobs = [] if constrained else list(completion.logprobs or [])
         attempt.prompt_token_ids = list(completion.prompt_token_ids or [])
         if attempt.mode == "scaffold":
             return self._judge_filling(attempt, completion)

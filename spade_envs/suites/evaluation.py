@@ -40,8 +40,12 @@ __all__ = [
 #: ``textarena`` has level 0 only: its variants are game IDs of their own).
 EVAL_SETS = ("rg-hard", "rlve", "reasoning-gym", "textarena", "seeds")
 #: Answers a suite task allows when an evaluation plays every environment to its own turn
-#: limit (``max_turns=None``): ``spade-envs evaluate``'s default.
+#: limit (``max_turns=None``; ``spade-envs evaluate --max-turns 0``): as many as the
+#: command's default ``--max-turns 2`` allows.
 SUITE_ANSWERS = 2
+#: The suites whose tasks take a ``max_attempts`` knob (one answer per turn); TextArena
+#: games are played turn by turn under the turn cap instead.
+_ANSWER_SUITES = ("reasoning-gym", "rlve")
 #: More versions than any suite import registers (a bound for the registry query).
 _MAX_SUITE_VERSIONS = 1_000_000
 #: SPADE's four reasoning-gym categories, in its column order.
@@ -360,7 +364,10 @@ def evaluate(
     targets = resolve_envs([t.env_id for t in evaluation.tasks], registry)
     # Suite tasks allow as many answers as the evaluation allows turns.
     answers = max_turns or SUITE_ANSWERS
-    targets = [replace(t, knobs={"max_attempts": answers}) if t.suite else t for t in targets]
+    targets = [
+        replace(t, knobs={"max_attempts": answers}) if t.suite in _ANSWER_SUITES else t
+        for t in targets
+    ]
     ids = list(dict.fromkeys(t.env_id for t in targets))
     config = RolloutConfig(
         temperature=temperature,

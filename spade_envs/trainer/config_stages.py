@@ -87,8 +87,10 @@ class EvalSettings:
         temperature: 0 is greedy; above 0 sampling uses the fixed ``seed``.
         seed: Sampling seed of the evaluation.
         max_turns: Cap on turns per play (0: the environment's own limit, which its
-            reference solution fits in; suite sets: 2). Every evaluation records the
-            reference solution's win rate under the same cap (``eval_ceiling``).
+            reference solution fits in; then a reasoning-gym or RLVE task of
+            ``eval.suites`` allows 2 answers, and a TextArena game plays to its own cap).
+            Every evaluation records the reference solution's win rate under the same
+            cap (``eval_ceiling``).
         max_tokens: Longest reply per turn.
         before_training: Also evaluate the untrained model once, before iteration 1,
             recorded as iteration 0 (the "no training" baseline of a curve).

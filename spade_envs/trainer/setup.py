@@ -26,6 +26,7 @@ from ..error import SpadeError
 from . import distributed
 from .checkpoint import Checkpoint, checkpoint_root, latest_checkpoint, load_checkpoint
 from .config import SelfPlayConfig, config_to_dict
+from .config_checks import bare_env_name
 from .config_io import read_config, save_config
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _frozen_pool(config: SelfPlayConfig, view: RunView) -> list[str]:
             names += suite_pool(entry[len("suite:") :], view)
         else:
             names.append(entry)
-    held_out = {e.partition("@")[0] for e in config.eval.envs}
+    held_out = {bare_env_name(e) for e in config.eval.envs}
     names = names or [
         label
         for n in seed_names()
@@ -258,15 +259,16 @@ def envs_to_play(
         count = cfg.pool_envs or len(fixed_pool)
         return rng.sample(list(fixed_pool), min(count, len(fixed_pool)))
     fresh = list(dict.fromkeys(designed))
-    held_out = {e.partition("@")[0] for e in config.eval.envs}
-    suites = suite_held_out(config, view)
+    # IDs of evaluated suite versions, and bare names (eval.envs, the ``seeds`` set): a
+    # name holds out every version and scaffolded child of that environment.
+    held_out = {bare_env_name(e) for e in config.eval.envs} | suite_held_out(config, view)
     candidates = [
         r.id
         for r in view.list(status="validated", sort="name", limit=20_000)
         if r.kind in cfg.pool_kinds
         and base_name(r.name) not in held_out  # nor their scaffolded children
+        and r.id not in held_out
         and r.id not in fresh
-        and r.id not in suites
     ]
     return fresh + rng.sample(candidates, min(cfg.pool_envs, len(candidates)))
 

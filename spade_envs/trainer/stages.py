@@ -260,7 +260,8 @@ def eval_fields(evaluation: dict[str, Any]) -> dict[str, Any]:
     """The evaluation's fields beyond :data:`~.metrics.METRIC_FIELDS`: wins and plays per
     held-out environment (``eval_env_<id>_wins``/``_plays``, for intervals per rung), the
     reference solution's win rate under the same turn cap (``eval_ceiling``), and the suite
-    sets' win rates per category (``suite_<set>_<category>_win_rate``)."""
+    sets' win rates per category (``suite_<set>_<category>_win_rate``, with ``_wins`` and
+    ``_plays``)."""
     out: dict[str, Any] = {k: v for k, v in evaluation.items() if k.startswith("suite_")}
     if "eval_wins" in evaluation:
         out["eval_wins"] = evaluation["eval_wins"]
@@ -357,8 +358,10 @@ def metrics_record(
 
 
 def suite_held_out(config: Any, view: Any) -> set[str]:
-    """The registry IDs that ``eval.suites`` evaluates on: never a training play (a
-    self-play pool draws from every validated version, imported suite tasks included)."""
+    """What ``eval.suites`` evaluates on, never a training play (a self-play pool draws from
+    every validated version, imported suite tasks included): registry IDs, and the bare
+    names of the ``seeds`` set's environments (whose every version and scaffolded child is
+    then held out, as for ``eval.envs``)."""
     from ..suites.evaluation import eval_set
 
     held: set[str] = set()

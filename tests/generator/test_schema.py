@@ -225,7 +225,9 @@ class SchemaModel(ChatModel):
         replies = []
         for p in params:
             [focus] = p.json_schema["required"]
-            replies.append(Completion(json.dumps({focus: self.FILLINGS[focus]})))
+            text = json.dumps({focus: self.FILLINGS[focus]})
+            tokens = tuple(range(1, len(text) + 1))
+            replies.append(Completion(text, token_ids=tokens, logprobs=(-0.5,) * len(tokens)))
         return replies
 
 
@@ -263,19 +265,26 @@ def test_the_designer_requests_each_scaffold_reply_under_its_fillings_schema(num
     assert registered and all(
         registry.get(a.env_id).extra["scaffold"]["constrained"] for a in registered
     )
+    # Log-probs recorded under a grammar mask are dropped (vLLM reports masked ones): the
+    # trainer recomputes them from the raw model; the tokens stay.
+    assert all(a.reply_token_ids and a.reply_logprobs == [] for a in report.attempts)
 
 
 def test_unconstrained_the_designer_sends_one_batch_as_before(number_guess):
     class Plain(SchemaModel):
         def generate(self, conversations, params=None):
             self.requests.append(params)
-            return [Completion('{"max_turns": 9}') for _ in conversations]
+            return [
+                Completion('{"max_turns": 9}', token_ids=(4, 5), logprobs=(-0.1, -0.2))
+                for _ in conversations
+            ]
 
     registry, memory, corpus = number_guess
     model = Plain()
     config = DesignerConfig(n=2, batch_size=2, mode="scaffold", repair_rounds=0, constrained=False)
-    Designer(model, registry, memory, corpus, config).run()
+    report = Designer(model, registry, memory, corpus, config).run()
     assert len(model.requests) == 1 and model.requests[0].json_schema is None
+    assert all(a.reply_logprobs == [-0.1, -0.2] for a in report.attempts)  # free: kept
 
 
 def test_a_parent_no_schema_fits_is_refused_naming_the_hole(number_guess, monkeypatch):

@@ -90,8 +90,10 @@ def test_a_self_play_pool_never_draws_what_eval_suites_evaluates(imported, tmp_p
     registry_file = tmp_path / "registry.db"
     shutil.copy(url[len("sqlite:///") :], registry_file)
     registry = Registry(f"sqlite:///{registry_file}")
+    registry.register_seeds()
     try:
         held = {t.env_id for t in eval_set("rg-hard", registry).tasks}
+        seeds = {t.env_id for t in eval_set("seeds", registry).tasks}  # bare names
         suite_ids = {r.id for r in registry.list(suite="reasoning-gym", limit=1000)}
         assert held and held < suite_ids  # level-0 tasks stay trainable
         settings = ["agent.pool_envs=1000", "agent.pool_kinds=text,tool"]
@@ -101,10 +103,18 @@ def test_a_self_play_pool_never_draws_what_eval_suites_evaluates(imported, tmp_p
                     load_config("cpu-test", [*settings, *extra]), registry, [], [], random.Random(0)
                 )
             )
-            for name, extra in (("plain", []), ("held", ["eval.suites=rg-hard"]))
+            for name, extra in (
+                ("plain", []),
+                ("held", ["eval.suites=rg-hard"]),
+                ("seeds", ["eval.suites=seeds"]),
+            )
         }
+        names = {i: registry.get(i).name for i in drawn["plain"]}
     finally:
         registry.close()
     assert held & drawn["plain"]  # without eval.suites the validated ones are pool versions
     assert not held & drawn["held"]
     assert drawn["held"] == drawn["plain"] - held
+    # The seeds set holds out every seed by name (and so its versions and children).
+    assert any(n in seeds for n in names.values())
+    assert drawn["seeds"] == {i for i in drawn["plain"] if names[i] not in seeds}
