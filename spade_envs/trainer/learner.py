@@ -223,6 +223,15 @@ class Learner:
             )
         return rows, truncated
 
+    def _rows_to_run(self, rows: list[Row]) -> list[Row]:
+        """The rows a step runs. Without a KL term a row of advantage exactly 0 (a group of
+        equal rewards) adds exactly 0 to the loss and to every gradient (the surrogate is
+        ratio * 0): it is counted in the token mean but never run, which skips most of an
+        update in which few groups teach. Its tokens count at ratio 1 in ``ratio_mean``."""
+        if self.config.kl_coef:
+            return rows
+        return [r for r in rows if r.advantage != 0.0]
+
     def _pack(self, rows: list[Row]) -> list[MicroBatch]:
         import torch
 
@@ -348,7 +357,11 @@ class Learner:
         started = time.perf_counter()
         samples = self._advantages(list(samples))
         rows, truncated = self._rows(samples)
-        batches = self._pack(rows)
+        run = self._rows_to_run(rows)
+        skipped_tokens = float(sum(r.completion_len for r in rows)) - sum(
+            r.completion_len for r in run
+        )
+        batches = self._pack(run)
         self.model.eval()  # no dropout: the loss sees the generating policy
         self._behaviour_and_reference(batches)
 
@@ -392,6 +405,7 @@ class Learner:
                 with sync:
                     parts = self._backward(batch, scale)
                 epoch = [a + b for a, b in zip(epoch, parts)]
+            epoch[5] += skipped_tokens
             epoch = self._all_reduce(epoch)
             sums = [a + b for a, b in zip(sums, epoch)]
             max_norm = self.config.max_grad_norm or float("inf")

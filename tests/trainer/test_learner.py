@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 import math
 import os
@@ -149,6 +150,45 @@ def test_zero_advantages_give_zero_gradient_and_leave_weights_alone():
     assert all(torch.equal(v, before[k]) for k, v in model.named_parameters())
 
 
+def test_rows_of_zero_advantage_are_not_run_and_the_step_is_unchanged(monkeypatch):
+    # A group of equal rewards teaches nothing: without KL its rows are skipped, and the
+    # step (weights, loss, token counts, ratio) is what running them would have given.
+    flat = [Sample("agent", [3, 1, 4, 1], [5, 9, 2], 0.5, "flat") for _ in range(3)]
+    samples = mixed_samples(6, seed=7) + flat
+    config = GRPOConfig(learning_rate=1e-2, micro_batch=2, max_grad_norm=0.0)
+
+    class RunsEverything(Learner):
+        def _rows_to_run(self, rows):
+            return rows
+
+    packed = []
+    skipping = Learner(tiny_llama(seed=7), config)
+    original = Learner._pack
+
+    def recording(self, rows):
+        packed.extend(rows)
+        return original(self, rows)
+
+    monkeypatch.setattr(Learner, "_pack", recording)
+    skipped_stats = skipping.step(samples)
+    ran = len(packed)
+    packed.clear()
+    everything = RunsEverything(tiny_llama(seed=7), config)
+    full_stats = everything.step(samples)
+    assert ran == len(samples) - len(flat) and len(packed) == len(samples)
+    for key in ("loss", "loss_agent", "tokens_agent", "samples_agent", "ratio_mean"):
+        assert skipped_stats[key] == pytest.approx(full_stats[key], abs=1e-6), key
+    # The gradients agree (Adam's first step is about lr * sign(g), so weights would
+    # magnify float noise in near-zero components; compare what the step computed).
+    full = everything.gradients()
+    for name, grad in skipping.gradients().items():
+        assert torch.allclose(grad, full[name], rtol=1e-4, atol=1e-7), name
+    # With a KL term every row runs (the KL of a zero-advantage row has a gradient).
+    packed.clear()
+    Learner(tiny_llama(seed=7), GRPOConfig(kl_coef=0.1)).step(samples)
+    assert len(packed) == len(samples)
+
+
 def test_prompt_and_padding_positions_get_no_gradient():
     model = tiny_llama(seed=4)
     learner = Learner(model, GRPOConfig(micro_batch=2))
@@ -271,11 +311,17 @@ def test_first_step_ratio_is_exactly_one_at_the_sampling_temperature(monkeypatch
     from spade_envs.trainer import learner as learner_module
 
     model = tiny_llama(seed=14)
-    learner = Learner(model, GRPOConfig(micro_batch=4, max_grad_norm=0.0))
-    temperatures = [0.5, 0.7, 1.0, 2.0]
+    learner = Learner(model, GRPOConfig(micro_batch=5, max_grad_norm=0.0))
+    # Rewards that leave no row at advantage 0 (such a row would be skipped, not run).
+    temperatures = [0.5, 0.7, 1.0, 2.0, 1.5]
+    rewards = [0.0, 1.0, 3.0, 0.5, 2.0]
     samples = [
-        _at(s, t, [v - 1.0 if t == 1.0 else v for v in _plain_logprobs(model, s)])
-        for s, t in zip(mixed_samples(4, seed=15), temperatures)
+        _at(
+            dataclasses.replace(s, reward=r),
+            t,
+            [v - 1.0 if t == 1.0 else v for v in _plain_logprobs(model, s)],
+        )
+        for s, t, r in zip(mixed_samples(5, seed=15), temperatures, rewards)
     ]
     expected = [_tempered_logprobs(model, s, s.temperature) for s in samples]
     seen = []
@@ -289,7 +335,9 @@ def test_first_step_ratio_is_exactly_one_at_the_sampling_temperature(monkeypatch
     monkeypatch.setattr(learner_module, "token_policy_loss", spy)
     learner.step(samples)
     ((logp, old, ratio),) = seen  # one micro-batch, one epoch
-    (batch,) = learner._pack(learner._rows(samples)[0])  # the step's packing
+    rows = learner._rows_to_run(learner._rows(learner._advantages(samples))[0])
+    assert len(rows) == len(samples)
+    (batch,) = learner._pack(rows)  # the step's packing
     for i, (row, (lo, hi)) in enumerate(zip(batch.rows, batch.spans)):
         sample, want = samples[row.index], expected[row.index]
         assert logp[i, lo:hi].tolist() == pytest.approx(want, abs=1e-5)
