@@ -60,8 +60,9 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 RUN_DIR ?= runs/demo
 DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db
 
-## demo: the main job: a short self-play run of SmolLM2-135M on the CPU (about 10 minutes
-## on 2 cores; run again, it resumes or reports): the model fills holes of seed
+## demo: the main job: a short self-play run of SmolLM2-135M on the CPU (38 minutes on 2
+## busy cores; run again, it resumes or reports): an evaluation, a cold start on the seeds'
+## reference solutions, an evaluation, two iterations: the model fills holes of seed
 ## environments, the gate registers what holds, the agent plays it with and without the
 ## hint, both roles train; then the plots, the registry, and gym.make on a synthesized
 ## ID in a fresh process
