@@ -213,6 +213,15 @@ def _registered_win_rates(run_dir: Path) -> list[tuple[int, str, float, int]]:
     return sorted(out)
 
 
+def _integer_iterations(ax, runs: dict) -> None:
+    """Iterations 0 (before self-play) .. the last one any condition reached, as integers."""
+    from matplotlib.ticker import MaxNLocator
+
+    last = max((r["iteration"] for rs in runs.values() for r in rs), default=0)
+    ax.set_xlim(-0.5, max(last, 1) + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _errorbar(ax, xs, counts, **kwargs) -> None:
     """Points at k/n with their Wilson intervals as asymmetric error bars."""
     ys, lows, highs = [], [], []
@@ -254,6 +263,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         "Wilson interval: `k/n = p [low, high]`; a rate of 0 over n plays bounds the true rate",
         "only below the interval's upper end.",
         "",
+        *_status(run_root, runs),
     ]
 
     # 1. held-out win rate
@@ -270,8 +280,12 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             ax.axhline(
                 k / n, color="grey" if style == ":" else "tab:green", linestyle=style, label=label
             )
+    for record, label, color in ((untrained, None, "grey"), (cold, None, "tab:green")):
+        if record and record.get("eval_plays"):  # iteration 0, as a point with its interval
+            _errorbar(ax, [0], [_wins(record)], color=color, label=label)
     if ceiling is not None:
         ax.axhline(ceiling, color="black", linestyle="-.", label="reference solution (ceiling)")
+    _integer_iterations(ax, runs)
     ax.set(
         xlabel="iteration",
         ylabel="held-out win rate (unhinted)",
@@ -300,6 +314,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
                 [r["iteration"] for r in train],
                 [r["agent_well_formed"] for r in train],
                 linestyle=":",
+                marker="x",
                 label=f"{name} (training plays)",
             )
     for record, label, color in (
@@ -309,6 +324,8 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         if record and record.get("eval_turns"):
             k, n = _formed(record)
             ax.axhline(k / n, color=color, linestyle="--", label=f"{label} (held-out)")
+            _errorbar(ax, [0], [(k, n)], color=color)
+    _integer_iterations(ax, runs)
     ax.set(
         xlabel="iteration",
         ylabel="share of actions understood",
@@ -457,8 +474,8 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
 
     lines += ["", "## rg-hard subset (reasoning-gym appendix A.3, held out)", ""]
     lines += [
-        f"Tasks: {RG_HARD_SUBSET.replace(',', ', ')}; each play allows 2 answers "
-        "(`eval.max_turns` 0 gives suite tasks `spade-envs evaluate`'s default).",
+        f"Tasks: {RG_HARD_SUBSET.replace(',', ', ')}; 4 plays each, each allowing 2 answers "
+        "(`eval.max_turns = 0`: every environment to its own limit, 2 answers per suite task).",
         "",
     ]
     lines += _suite_table(runs, "rg-hard")
@@ -544,6 +561,26 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
     lines += ["", "## Reading", "", *_reading(runs, untrained, cold)]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {out} and {len(list(images.glob('*.png')))} plots in {images}")
+
+
+def _status(run_root: Path, runs: dict) -> list[str]:
+    """How far each condition got: a stopped run is reported as such (resume it with the
+    same command), so a partial curve never reads as a finished one."""
+    import tomllib
+
+    out = []
+    for name, records in runs.items():
+        config = run_root / name / "config.toml"
+        planned = tomllib.loads(config.read_text())["iterations"] if config.is_file() else None
+        done = len(_training(records))
+        if planned is not None and done < planned:
+            out.append(
+                f"- **{name}: {done} of {planned} iterations done** (the run was stopped; "
+                "`python benchmarks/learning_curve.py` resumes it from its last checkpoint)."
+            )
+    if out:
+        out = ["**Status: partial.**", "", *out, ""]
+    return out
 
 
 def _suite_table(runs: dict, name: str) -> list[str]:
