@@ -174,7 +174,6 @@ def cold_start_envs(config: Any) -> list[str]:
     """
     from ..generator.ladders import rung_labels
     from ..seeds import seed_classes
-    from .config_checks import bare_env_name as _bare
 
     if config.cold_start.envs:
         return list(config.cold_start.envs)
@@ -182,7 +181,7 @@ def cold_start_envs(config: Any) -> list[str]:
         return [e for e in config.agent.fixed_pool if not e.startswith("suite:")]
     from ..core.metadata import env_kind
 
-    held_out = {_bare(e) for e in config.eval.envs}
+    held_out = config.eval.held_out_names
     kinds = {k for k in config.agent.pool_kinds if k != "game"}
     seeds = [
         name

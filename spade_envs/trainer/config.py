@@ -460,7 +460,7 @@ class SelfPlayConfig:
                 "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
-        held_out = {bare_env_name(e) for e in self.eval.envs}
+        held_out = self.eval.held_out_names
         for key, envs in (
             ("agent.fixed_pool", self.agent.fixed_pool),
             ("cold_start.envs", self.cold_start.envs),

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from ..error import suggest
-from .config_checks import ConfigError, _check, _non_negative, _positive
+from .config_checks import ConfigError, _check, _non_negative, _positive, bare_env_name
 
 __all__ = ["CheckpointSettings", "ColdStartSettings", "EvalSettings"]
 
@@ -110,6 +110,12 @@ class EvalSettings:
     max_tokens: int = 512
     before_training: bool = False
     suites: tuple[str, ...] = ()
+
+    @property
+    def held_out_names(self) -> frozenset[str]:
+        """The bare names of ``envs`` (``NumberGuess@0`` -> ``NumberGuess``): no version,
+        rung or scaffolded child of these is ever a parent, a pool draw or a cold-start env."""
+        return frozenset(bare_env_name(e) for e in self.envs)
 
     def __post_init__(self) -> None:
         from ..seeds import seed_names

@@ -70,7 +70,6 @@ from .checkpoint import (
     save_checkpoint,
 )
 from .config import SelfPlayConfig
-from .config_checks import bare_env_name
 from .config_io import config_to_toml
 from .setup import RESUME_MODES, RunComponents, TrainerError, envs_to_play, new_run_id, open_run
 from .stages import (
@@ -282,7 +281,7 @@ class SelfPlayTrainer:
                 repair_rounds=cfg.repair_rounds,
                 novelty_threshold=cfg.novelty_threshold,
                 filling_threshold=cfg.filling_threshold,
-                held_out=tuple(bare_env_name(e) for e in self.config.eval.envs),
+                held_out=tuple(sorted(self.config.eval.held_out_names)),
                 budget=cfg.budget,
                 difficulty=cfg.difficulty,
                 references=cfg.references,

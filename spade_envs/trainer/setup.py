@@ -26,7 +26,6 @@ from ..error import SpadeError
 from . import distributed
 from .checkpoint import Checkpoint, checkpoint_root, latest_checkpoint, load_checkpoint
 from .config import SelfPlayConfig, config_to_dict
-from .config_checks import bare_env_name
 from .config_io import read_config, save_config
 
 if TYPE_CHECKING:
@@ -211,7 +210,7 @@ def _frozen_pool(config: SelfPlayConfig, view: RunView) -> list[str]:
             names += suite_pool(entry[len("suite:") :], view)
         else:
             names.append(entry)
-    held_out = {bare_env_name(e) for e in config.eval.envs}
+    held_out = config.eval.held_out_names
     names = names or [
         label
         for n in seed_names()
@@ -261,7 +260,7 @@ def envs_to_play(
     fresh = list(dict.fromkeys(designed))
     # IDs of evaluated suite versions, and bare names (eval.envs, the ``seeds`` set): a
     # name holds out every version and scaffolded child of that environment.
-    held_out = {bare_env_name(e) for e in config.eval.envs} | suite_held_out(config, view)
+    held_out = config.eval.held_out_names | suite_held_out(config, view)
     candidates = [
         r.id
         for r in view.list(status="validated", sort="name", limit=20_000)
