@@ -362,14 +362,21 @@ def suite_held_out(config: Any, view: Any) -> set[str]:
     every validated version, imported suite tasks included): registry IDs, and the bare
     names of the ``seeds`` set's environments (whose every version and scaffolded child is
     then held out, as for ``eval.envs``)."""
+    from ..registry.ids import parse_env_id
     from ..suites.evaluation import eval_set
 
     held: set[str] = set()
     for name in config.eval.suites:
         try:
-            held.update(t.env_id for t in eval_set(name, view).tasks)
+            tasks = eval_set(name, view).tasks
         except SpadeError:  # nothing imported yet: evaluate_suites says so when it runs
             continue
+        for task in tasks:
+            held.add(task.env_id)
+            if task.env_id.startswith("spade/"):
+                # Its name too: an older version of the task (a re-import adds a -v2 and
+                # leaves -v1 validated) is the same task and stays out of training.
+                held.add(parse_env_id(task.env_id)[0])
     return held
 
 
