@@ -32,6 +32,8 @@ from .catalog import Catalog
 from .config import ServeConfig, registry_url
 from .examples import ExampleEpisodes
 from .middleware import GuardMiddleware, is_api, read_form
+from .openenv import OpenEnvServer
+from .openenv import router as openenv_router
 from .params import HTTPError
 from .play import PlaySessions
 from .play_runner import PlayLimits, PlayRunner
@@ -126,6 +128,11 @@ class App:
                 per_client=config.play_calls_per_client,
                 total=config.play_calls_total,
             ),
+        )
+        # OpenEnv clients: each connection may hold one play session; twice as many
+        # connections as sessions lets a client reconnect while its old socket closes.
+        self.openenv = OpenEnvServer(
+            max_connections=2 * config.max_play_sessions, idle_s=config.play_idle_s
         )
         self.examples = ExampleEpisodes(sandbox)
         self.runs = RunsDir(config.runs_dir)
@@ -237,6 +244,7 @@ class App:
             asgi.router.routes.append(self._page_route(path, handler, methods))
         asgi.add_api_route("/healthz", self._health, methods=["GET"], include_in_schema=False)
         asgi.include_router(api.router)
+        asgi.include_router(openenv_router)
         asgi.mount("/static", StaticFiles(packages=[("spade_envs.web", "static")]), "static")
         asgi.add_exception_handler(SpadeError, self._on_exception)
         asgi.add_exception_handler(StarletteHTTPException, self._on_exception)

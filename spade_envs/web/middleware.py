@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from starlette.datastructures import MutableHeaders
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
 from .params import HTTPError, local_redirect, parse_qs, query_of
@@ -83,6 +83,9 @@ class GuardMiddleware:
         self.on_crash = on_crash
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -120,6 +123,23 @@ class GuardMiddleware:
             if started:
                 raise  # mid-stream: nothing better to send than a cut connection
             await self.on_crash(request, exc)(scope, receive, send_with_headers)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket (the OpenEnv endpoints) passes the same host, origin and token
+        checks as a request; browsers send WebSockets across sites without CORS, so the
+        ``Origin`` check is what keeps another site's page from opening sessions here.
+        A refused one is closed before it is accepted (the client sees HTTP 403)."""
+        connection = HTTPConnection(scope)
+        guard = self.guard()
+        try:
+            guard.check_host(connection)
+            guard.check_origin(connection)
+            if not guard.token_ok(connection):
+                raise HTTPError(401, "token required")
+        except HTTPError:
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await self.app(scope, receive, send)
 
     async def _check(
         self, request: Request, scope: Scope, receive: Receive, set_cookies: list[str]

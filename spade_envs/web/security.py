@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import re
 import secrets
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 from .params import HTTPError
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
+    from starlette.requests import HTTPConnection, Request
 
 __all__ = [
     "CSRF_COOKIE",
@@ -84,7 +85,7 @@ class Guard:
             {name for name in names} if port == 80 else set()
         )
 
-    def check_host(self, request: Request) -> None:
+    def check_host(self, request: HTTPConnection) -> None:
         """403 for a ``Host`` header that is not this loopback server (DNS rebinding)."""
         if not self.loopback:
             return  # reachable under names we cannot know: the token protects it
@@ -96,7 +97,7 @@ class Guard:
                 f"http://127.0.0.1:{self.port}/ or http://localhost:{self.port}/.",
             )
 
-    def token_ok(self, request: Request) -> bool:
+    def token_ok(self, request: HTTPConnection) -> bool:
         """Whether the request carries the token (always true without one)."""
         if self.token is None:
             return True
@@ -104,6 +105,10 @@ class Guard:
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             offered = auth[7:].strip()
+        elif auth.lower().startswith("basic "):
+            # http://user:TOKEN@host/...: how clients that take only a URL (OpenEnv's,
+            # whose WebSocket sends the URL's user info as Basic auth) carry the token.
+            offered = _basic_password(auth[6:].strip())
         else:
             offered = request.cookies.get(TOKEN_COOKIE, "")
         return bool(offered) and secrets.compare_digest(offered.encode(), self.token.encode())
@@ -128,7 +133,7 @@ class Guard:
         return value, f"{CSRF_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict"
 
     @staticmethod
-    def check_origin(request: Request) -> None:
+    def check_origin(request: HTTPConnection) -> None:
         """403 for a write whose ``Origin`` header names another site."""
         origin = request.headers.get("origin", "")
         if origin and origin != "null":
@@ -154,3 +159,12 @@ class Guard:
                 "reload the page and try again.",
             )
         return cookie
+
+
+def _basic_password(encoded: str) -> str:
+    """The password of a Basic ``Authorization`` value ("" when malformed)."""
+    try:
+        decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    return decoded.partition(":")[2]

@@ -83,6 +83,8 @@ class BrowserServer:
             server_header=False,
             date_header=True,
             timeout_keep_alive=5,
+            # OpenEnv frames carry one action (at most a few thousand characters).
+            ws_max_size=1 << 20,
         )
         self._uvicorn = uvicorn.Server(config)
         self.app.vectors.start_embedding()  # every version gets a vector, now and as they come
@@ -164,6 +166,10 @@ def serve(config: ServeConfig, *, out: TextIO | None = None, err: TextIO | None 
     if config.token:
         url += "?token=" + urllib.parse.quote(config.token)
     say(out, f"Serving the corpus browser at {url}")
+    openenv = f"{server.url}api/v1/openenv/<Name>-v<N>"
+    if config.token:  # OpenEnv's client takes only a URL: the token rides as its password
+        openenv = openenv.replace("://", "://spade:<token>@", 1)
+    say(err, f"OpenEnv clients: base_url {openenv}")
     say(err, "Press Ctrl+C to stop.")
     try:
         server.serve_forever()

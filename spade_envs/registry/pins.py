@@ -1,0 +1,96 @@
+"""Pinned versions: what the integrations (TRL, verifiers, OpenEnv) train and serve.
+
+Every integration takes ``spade/<Name>-v<N>`` and records the version's source hash with
+what it writes, so a trajectory always names the exact code that produced it. A bare
+name (``NumberGuess``) is accepted too, and resolved here to its newest *validated*
+version; the :class:`Pin` says so, and the caller shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..error import SpadeError, UnknownEnvironmentError
+from .ids import NAMESPACE, env_id, parse_env_id
+
+__all__ = ["Pin", "pin"]
+
+_SLUG = re.compile(r"(?P<name>[A-Za-z0-9]+)-v(?P<version>[1-9][0-9]{0,8})")
+_NAME = re.compile(r"[A-Za-z0-9]{1,64}")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One stored version, as an integration plays it.
+
+    Attributes:
+        env_id: ``spade/<Name>-v<N>``.
+        sha256: The SHA-256 of its source (recorded with every trajectory).
+        status: Its registry status when it was pinned.
+        asked: What the caller gave (an ID, ``Name-vN`` or a bare name).
+    """
+
+    env_id: str
+    sha256: str
+    status: str
+    asked: str
+
+    @property
+    def resolved(self) -> bool:
+        """Whether a bare name was resolved to a version (the caller should say which)."""
+        return "-v" not in self.asked
+
+    def note(self) -> str:
+        """What to tell a user who gave a bare name ("" for a pinned ID)."""
+        if not self.resolved:
+            return ""
+        return (
+            f"{self.asked} resolved to {self.env_id} (its newest validated version, "
+            f"sha256 {self.sha256[:12]}); pass {self.env_id} to pin it."
+        )
+
+
+def pin(registry: Any, ident: str) -> Pin:
+    """The stored version ``ident`` names.
+
+    Args:
+        registry: An open :class:`~spade_envs.registry.Registry`.
+        ident: ``spade/<Name>-v<N>``, ``<Name>-v<N>`` or a bare ``<Name>`` (its newest
+            validated version).
+
+    Raises:
+        SpadeError: ``ident`` has none of those forms, or the name has no validated
+            version (the message lists the versions there are).
+        UnknownEnvironmentError: No such name or version (close matches suggested).
+    """
+    text = ident.strip() if isinstance(ident, str) else ""
+    bare = text.removeprefix(f"{NAMESPACE}/")
+    if _SLUG.fullmatch(bare):
+        target = f"{NAMESPACE}/{bare}"
+        parse_env_id(target)
+    elif _NAME.fullmatch(bare):
+        target = _newest_validated(registry, bare)
+    else:
+        raise SpadeError(
+            f"{ident!r} names no environment: give spade/<Name>-v<N> (pinned), <Name>-v<N> "
+            "or a bare <Name> (its newest validated version)."
+        )
+    record = registry.get(target)
+    return Pin(env_id=record.id, sha256=record.sha256, status=record.status, asked=text)
+
+
+def _newest_validated(registry: Any, name: str) -> str:
+    versions = registry.versions(name)
+    if not versions:
+        raise UnknownEnvironmentError(name, registry.names(), what="registered environment")
+    validated = [v for v in versions if registry.get(v).status == "validated"]
+    if not validated:
+        listed = ", ".join(f"{v} ({registry.get(v).status})" for v in versions[-5:])
+        raise SpadeError(
+            f"{name} has no validated version to resolve to ({listed}); pin one by its ID "
+            "if you mean to play it anyway."
+        )
+    newest = max(parse_env_id(v)[1] for v in validated)
+    return env_id(name, newest)
