@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seeds", type=int, default=2, help="reset seeds per environment")
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--hint", action="store_true", help="give every play the hint")
+    parser.add_argument("--generations", type=int, default=4, help="plays per GRPO group")
+    parser.add_argument(
+        "--max-completion-length", type=int, default=96, help="tokens of all turns of a play"
+    )
     parser.add_argument("--out", default="runs/trl-example")
     args = parser.parse_args(argv)
 
@@ -57,9 +61,9 @@ def main(argv: list[str] | None = None) -> dict:
         use_cpu=True,
         bf16=False,
         gradient_checkpointing=False,
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=96,
+        per_device_train_batch_size=args.generations,
+        num_generations=args.generations,
+        max_completion_length=args.max_completion_length,
         max_tool_calling_iterations=4,
         max_steps=args.steps,
         learning_rate=1e-4,

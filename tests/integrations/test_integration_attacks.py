@@ -1,0 +1,71 @@
+"""The play-time attack corpus through each integration: TRL's environment object and
+OpenEnv's client over a real server play through the door, so a cheat that fires only
+once played (a model's seconds between reset and step; a reset without a seed) does not
+fire there either.
+
+Bounded like every hostile test: one sandbox worker per play, the sandbox's limits
+(``tests/runtime/test_play_attacks.py``'s ``LIMITS``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from openenv.core import GenericEnvClient
+
+from spade_envs.integrations.trl import environment_factory
+from spade_envs.sandbox import SandboxConfig
+from spade_envs.web.config import ServeConfig
+
+from ..runtime.test_play_attacks import LIMITS, WRONG, register
+from ..web.conftest import stop
+
+ATTACKS = ("latency_dataclasses_time", "seedless_reset")
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    from spade_envs.registry import Registry
+
+    url = f"sqlite:///{tmp_path / 'attacks.db'}"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", url)
+    reg = Registry(url)
+    yield reg
+    reg.close()
+
+
+@pytest.mark.parametrize("stem", ATTACKS)
+def test_attack_is_neutralized_through_trl(registry, stem):
+    env_id = register(registry, stem)
+    factory = environment_factory([env_id], registry=registry)
+    env = factory()
+    env.reset(env_id=env_id, seed=None)  # TRL passes no seed unless the row has one
+    time.sleep(1.2)  # a model's reply time, in real seconds
+    env.act(WRONG)
+    assert env.rewards == [0.0] and env.get_reward() == 0.0
+    assert factory.counts.wins == 0
+
+
+@pytest.mark.parametrize("stem", ATTACKS)
+def test_attack_is_neutralized_through_openenv(registry, stem):
+    from spade_envs.web.server import make_server
+
+    env_id = register(registry, stem)
+    server = make_server(
+        ServeConfig(port=0, quiet=True, embedder="hashing"),
+        registry=registry,
+        sandbox=SandboxConfig(**LIMITS),
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.port}/api/v1/openenv/{env_id}"
+        with GenericEnvClient(base_url=base).sync() as client:
+            client.reset()  # no seed: the server draws one, as the door does
+            time.sleep(1.2)
+            step = client.step({"text": WRONG})
+        assert step.reward == 0.0 and not step.observation["won"]
+    finally:
+        stop(server, thread)
