@@ -23,6 +23,8 @@ public methods as tools, and scores the play with ``get_reward()``. Here:
 from __future__ import annotations
 
 import threading
+import time
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from ..registry.pins import Pin, pin
 __all__ = [
     "PlayCounts",
     "RegistryEnvironment",
+    "check_trl",
     "environment_factory",
     "play_counts_callback",
     "registry_dataset",
@@ -67,6 +70,8 @@ class PlayCounts:
     wins: int = 0
     failed: Counter = field(default_factory=Counter)
     by_env: Counter = field(default_factory=Counter)
+    #: Wall seconds spent in environment calls (resets, steps, hints, worker starts).
+    env_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, env_id: str, won: bool, failure: str | None) -> None:
@@ -77,14 +82,19 @@ class PlayCounts:
             if failure is not None:
                 self.failed[failure] += 1
 
+    def add_seconds(self, seconds: float) -> None:
+        with self._lock:
+            self.env_seconds += seconds
+
     def metrics(self) -> dict[str, float]:
         """Flat numbers for a trainer's log: ``spade/plays``, ``spade/wins``,
-        ``spade/failed`` and ``spade/failed_<kind>``."""
+        ``spade/failed``, ``spade/failed_<kind>`` and ``spade/env_seconds``."""
         with self._lock:
             out = {
                 "spade/plays": float(self.plays),
                 "spade/wins": float(self.wins),
                 "spade/failed": float(sum(self.failed.values())),
+                "spade/env_seconds": round(self.env_seconds, 3),
             }
             out.update({f"spade/failed_{k}": float(v) for k, v in sorted(self.failed.items())})
             return out
@@ -145,6 +155,7 @@ class RegistryEnvironment:
         from ..runtime import open_record
 
         record = self._registry.get(pinned.env_id)
+        started = time.perf_counter()
         try:
             self._env = open_record(record)
             observation, _info = self._env.reset(seed=seed)
@@ -155,6 +166,8 @@ class RegistryEnvironment:
         except SpadeError as exc:
             self._fail(exc)
             return f"The environment could not start ({self.failure}); there is nothing to play."
+        finally:
+            self._counts.add_seconds(time.perf_counter() - started)
         return INSTRUCTIONS.format(description=record.description, observation=text)
 
     def act(self, action: str) -> str:
@@ -169,6 +182,7 @@ class RegistryEnvironment:
         """
         if self.done:
             raise ValueError("The episode is over; no more moves.")
+        started = time.perf_counter()
         try:
             observation, reward, terminated, truncated, _ = self._env.step(str(action))
             self.rewards.append(finite_reward(reward, self.env_id))
@@ -176,6 +190,8 @@ class RegistryEnvironment:
         except SpadeError as exc:
             self._fail(exc)
             raise ValueError(f"The environment failed ({self.failure}).") from None
+        finally:
+            self._counts.add_seconds(time.perf_counter() - started)
         self._last_reward = self.rewards[-1]
         if terminated or truncated:
             self.done = True
@@ -210,10 +226,41 @@ class RegistryEnvironment:
         self.close()
 
 
-def _pins(registry: Any, envs: Iterable[str]) -> dict[str, Pin]:
+#: The TRL releases this module is tested with (major.minor).
+TESTED_TRL = ("1.16",)
+INSTALL = "pip install -e '.[trl]'  (trl 1.16, transformers >= 5.2, datasets)"
+
+
+def _require(module: str) -> Any:
+    """``module``, or a SpadeError naming the extra that brings it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SpadeError(
+            f"The TRL integration needs {module}, which is not installed: {INSTALL}."
+        ) from None
+
+
+def check_trl() -> str:
+    """The installed TRL's version; SpadeError when TRL is missing, a warning when it is a
+    release we do not test."""
+    trl = _require("trl")
+    version = str(getattr(trl, "__version__", "?"))
+    if ".".join(version.split(".")[:2]) not in TESTED_TRL:
+        warnings.warn(
+            f"trl {version} is installed; spade-envs' TRL integration is tested with trl "
+            f"{', '.join(TESTED_TRL)}.x ({INSTALL}).",
+            stacklevel=3,
+        )
+    return version
+
+
+def _pins(registry: Any, envs: Iterable[str], allow_unvalidated: bool = False) -> dict[str, Pin]:
     out = {}
     for ident in envs:
-        pinned = pin(registry, ident)
+        pinned = pin(registry, ident, allow_unvalidated=allow_unvalidated)
         if pinned.resolved:
             print(pinned.note(), flush=True)
         out[pinned.env_id] = pinned
@@ -222,7 +269,13 @@ def _pins(registry: Any, envs: Iterable[str]) -> dict[str, Pin]:
     return out
 
 
-def environment_factory(envs: Sequence[str], *, hint: bool = False, registry: Any = None) -> Any:
+def environment_factory(
+    envs: Sequence[str],
+    *,
+    hint: bool = False,
+    registry: Any = None,
+    allow_unvalidated: bool = False,
+) -> Any:
     """TRL's ``environment_factory`` for registry versions.
 
     Args:
@@ -230,6 +283,8 @@ def environment_factory(envs: Sequence[str], *, hint: bool = False, registry: An
             version, and say so).
         hint: Give every play the environment's hint (the hinted condition of regret).
         registry: The registry (default: the shared one, ``SPADE_REGISTRY_URL``).
+        allow_unvalidated: Also train on versions that are not validated (refused
+            otherwise, with the reason).
 
     Returns:
         A no-argument callable making :class:`RegistryEnvironment` s; its ``counts``
@@ -239,7 +294,8 @@ def environment_factory(envs: Sequence[str], *, hint: bool = False, registry: An
         from ..registry.shared import shared_registry
 
         registry = shared_registry()
-    pins = _pins(registry, envs)
+    check_trl()
+    pins = _pins(registry, envs, allow_unvalidated)
     counts = PlayCounts()
 
     def factory() -> RegistryEnvironment:
@@ -269,7 +325,7 @@ def registry_dataset(
         Columns ``prompt`` (conversational: the system message and an empty user turn
         that ``reset`` fills), ``env_id``, ``sha256`` and ``seed``.
     """
-    import datasets
+    datasets = _require("datasets")
 
     from ..agent.policy import system_prompt as agent_system_prompt
 
@@ -305,6 +361,7 @@ def tool_calling_tokenizer(tokenizer: Any) -> Any:
         SpadeError: The template is neither (give the tokenizer a tool-calling
             template and a ``response_template`` yourself).
     """
+    check_trl()
     from trl.chat_template_utils import (
         add_response_schema,
         qwen2_5_chat_template,
@@ -337,14 +394,17 @@ def play_counts_callback(factory: Any) -> Any:
     Args:
         factory: What :func:`environment_factory` returned.
     """
-    from transformers import TrainerCallback
+    TrainerCallback = _require("transformers").TrainerCallback
 
     counts: PlayCounts = factory.counts
 
     class _Callback(TrainerCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any):
+            metrics = counts.metrics()
             if logs is not None:
-                logs.update(counts.metrics())
+                logs.update(metrics)
+            if state is not None and state.log_history:  # stored before callbacks run
+                state.log_history[-1].update(metrics)
             failed = sum(counts.failed.values())
             if counts.plays and failed == counts.plays:
                 raise SpadeError(

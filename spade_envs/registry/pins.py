@@ -52,17 +52,20 @@ class Pin:
         )
 
 
-def pin(registry: Any, ident: str) -> Pin:
+def pin(registry: Any, ident: str, *, allow_unvalidated: bool = False) -> Pin:
     """The stored version ``ident`` names.
 
     Args:
         registry: An open :class:`~spade_envs.registry.Registry`.
         ident: ``spade/<Name>-v<N>``, ``<Name>-v<N>`` or a bare ``<Name>`` (its newest
             validated version).
+        allow_unvalidated: Also pin a version that is not ``validated`` (a candidate,
+            rejected, retired or quarantined one): only when the caller asked by name.
 
     Raises:
-        SpadeError: ``ident`` has none of those forms, or the name has no validated
-            version (the message lists the versions there are).
+        SpadeError: ``ident`` has none of those forms, the name has no validated
+            version (the message lists the versions there are), or the version is not
+            validated and ``allow_unvalidated`` is False.
         UnknownEnvironmentError: No such name or version (close matches suggested).
     """
     text = ident.strip() if isinstance(ident, str) else ""
@@ -78,6 +81,12 @@ def pin(registry: Any, ident: str) -> Pin:
             "or a bare <Name> (its newest validated version)."
         )
     record = registry.get(target)
+    if record.status != "validated" and not allow_unvalidated:
+        raise SpadeError(
+            f"{record.id} is {record.status}, not validated: integrations train and serve "
+            "validated versions only. Pin a validated version (`spade-envs list --status "
+            "validated`), or pass allow_unvalidated=True if you mean to play it anyway."
+        )
     return Pin(env_id=record.id, sha256=record.sha256, status=record.status, asked=text)
 
 

@@ -50,6 +50,9 @@ ACTION_FIELDS = ("text", "metadata")
 #: What a reset may carry: ``hint`` adds the environment's hint to the first observation.
 RESET_FIELDS = ("seed", "episode_id", "hint", "opponent")
 
+#: How long a refused connection waits for the client's first message.
+REFUSE_WAIT_S = 10.0
+
 router = APIRouter(prefix="/api/v1/openenv", tags=["openenv"])
 
 
@@ -163,6 +166,7 @@ async def play(websocket: WebSocket, ident: str) -> None:
             websocket,
             "CAPACITY_REACHED",
             f"{server.max_connections} OpenEnv connections are open; close one or retry later.",
+            answer=True,
             active_sessions=server.open,
             max_sessions=server.max_connections,
         )
@@ -170,7 +174,7 @@ async def play(websocket: WebSocket, ident: str) -> None:
     try:
         pinned = await _pin(app, ident)
     except HTTPError as exc:
-        await _refuse(websocket, "FACTORY_ERROR", exc.message)
+        await _refuse(websocket, "FACTORY_ERROR", exc.message, answer=True)
         return
     server.open += 1
     connection = _Connection(app, websocket, pinned)
@@ -181,9 +185,22 @@ async def play(websocket: WebSocket, ident: str) -> None:
         connection.close()
 
 
-async def _refuse(websocket: WebSocket, code: str, message: str, **extra: Any) -> None:
-    await _send_error(websocket, code, message, **extra)
-    await websocket.close(code=1008)
+async def _refuse(
+    websocket: WebSocket, code: str, message: str, *, answer: bool = False, **extra: Any
+) -> None:
+    """Send the error and close. ``answer``: wait (briefly) for the client's first
+    message and send the error as its reply: a client that sends a reset right after
+    connecting would otherwise meet a closed socket, not the reason."""
+    if answer:
+        try:
+            await asyncio.wait_for(websocket.receive_text(), REFUSE_WAIT_S)
+        except (asyncio.TimeoutError, WebSocketDisconnect, RuntimeError):
+            pass
+    try:
+        await _send_error(websocket, code, message, **extra)
+        await websocket.close(code=1008)
+    except (WebSocketDisconnect, RuntimeError):  # the client already left
+        pass
 
 
 async def _send_error(websocket: WebSocket, code: str, message: str, **extra: Any) -> None:

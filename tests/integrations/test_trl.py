@@ -180,7 +180,8 @@ def test_smollm2s_tokenizer_is_made_tool_calling():
     tokenizer = tool_calling_tokenizer(tokenizer)
     assert supports_tool_calling(tokenizer)
     parsed = tokenizer.parse_response(
-        '<tool_call>\n{"name": "act", "arguments": {"action": "\\\\boxed{4}"}}\n</tool_call><|im_end|>'
+        '<tool_call>\n{"name": "act", "arguments": {"action": "\\\\boxed{4}"}}\n</tool_call><|im_end|>',
+        prefix="",
     )
     assert parsed["tool_calls"][0]["function"]["name"] == "act"
 
@@ -210,3 +211,42 @@ def test_the_example_trains_smollm2_with_trls_grpo_trainer(registry, tmp_path):
     assert set(summary["pins"]) == {registry.ids["NumberGuess"], registry.ids["ModularEquation"]}
     logged = summary["log"][0]
     assert "loss" in logged and logged["spade/plays"] == 2
+
+
+def test_a_version_that_is_not_validated_is_refused_unless_asked_for(registry):
+    meta = EnvMetadata("CandidateOne", "text", "logic", "new", 3, (0.0, 1.0), origin="designer")
+    env_id = registry.register(
+        CRASH_STEP.replace("CrashStep", "CandidateOne"), meta, status="candidate"
+    ).id
+    with pytest.raises(SpadeError, match="is candidate, not validated"):
+        environment_factory([env_id], registry=registry)
+    factory = environment_factory([env_id], registry=registry, allow_unvalidated=True)
+    assert list(factory.pins) == [env_id]
+
+
+def test_a_missing_trl_names_the_extra(registry, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "trl", None)
+    with pytest.raises(
+        SpadeError, match=r"needs trl, which is not installed: pip install -e '\.\[trl\]'"
+    ):
+        environment_factory([registry.ids["NumberGuess"]], registry=registry)
+
+
+def test_an_untested_trl_release_is_named(registry, monkeypatch):
+    import trl
+
+    monkeypatch.setattr(trl, "__version__", "0.9.6")
+    with pytest.warns(UserWarning, match=r"trl 0\.9\.6 is installed; .* tested with trl 1\.16\.x"):
+        environment_factory([registry.ids["NumberGuess"]], registry=registry)
+
+
+def test_environment_time_is_counted(registry):
+    env_id = registry.ids["NumberGuess"]
+    factory = environment_factory([env_id], registry=registry)
+    env = factory()
+    env.reset(env_id=env_id, seed=1)
+    env.act(r"\boxed{1}")
+    env.get_reward()
+    assert factory.counts.metrics()["spade/env_seconds"] > 0

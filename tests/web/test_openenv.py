@@ -193,3 +193,31 @@ def test_a_stalling_environment_ends_its_own_session_and_nobody_elses(srv):
         assert status == 200
     with GenericEnvClient(base_url=base(srv, "NumberGuess")).sync() as other:
         assert other.reset(seed=0).observation["text"]
+
+
+def test_a_version_that_is_not_validated_is_not_served(srv):
+    registry = srv.app.registry
+    meta = EnvMetadata("Unproven", "text", "logic", "new", 3, (0.0, 1.0), origin="designer")
+    env_id = registry.register(
+        SPIN_STEP.replace("SpinStep", "Unproven"), meta, status="candidate"
+    ).id
+    status, _, text = Client(f"http://127.0.0.1:{srv.port}").get(f"/api/v1/openenv/{env_id}/health")
+    assert status == 400 and "is candidate, not validated" in text
+    with GenericEnvClient(base_url=base(srv, env_id)).sync() as client:
+        with pytest.raises(RuntimeError, match="FACTORY_ERROR"):
+            client.reset(seed=0)
+
+
+def test_connections_over_the_cap_are_refused_with_capacity_reached(srv):
+    server = srv.app.openenv
+    saved = server.max_connections
+    server.max_connections = server.open + 1
+    try:
+        with GenericEnvClient(base_url=base(srv, "NumberGuess")).sync() as first:
+            first.reset(seed=0)
+            with GenericEnvClient(base_url=base(srv, "NumberGuess")).sync() as second:
+                with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+                    second.reset(seed=0)
+            assert first.step({"text": r"\boxed{5}"}).reward is not None
+    finally:
+        server.max_connections = saved
