@@ -371,6 +371,10 @@ def test_openapi_describes_every_endpoint_and_no_page(api):
         "/api/v1/play/{sid}/solution": {"post"},
         "/api/v1/play/{sid}/reset": {"post"},
         "/api/v1/play/{sid}/close": {"post"},
+        # OpenEnv's HTTP side (its WebSocket, /ws, is not part of OpenAPI).
+        "/api/v1/openenv/{ident}/health": {"get"},
+        "/api/v1/openenv/{ident}/metadata": {"get"},
+        "/api/v1/openenv/{ident}/schema": {"get"},
     }
     assert {p: set(ops) for p, ops in paths.items()} == expected
     for path, ops in paths.items():
