@@ -74,9 +74,7 @@ def main() -> None:
                 rows.append((share, time.perf_counter() - started, engine.stats, episodes))
     (_, base, _, _), (_, audited, stats, episodes) = rows
     wins = sum(e.won for e in episodes)
-    print(
-        f"{args.plays} plays of {args.env}, {wins} won, model {args.model_seconds:g} s a call"
-    )
+    print(f"{args.plays} plays of {args.env}, {wins} won, model {args.model_seconds:g} s a call")
     print(f"without audits: {base:.1f} s")
     print(
         f"with audits:    {audited:.1f} s; {stats.audits} plays replayed in "

@@ -84,11 +84,13 @@ def measure_decoding() -> tuple[Timer, Timer]:
 
 def parse_failures(report: Any) -> tuple[int, int]:
     """(replies that did not parse into a filling, fillings refused for a relation only)."""
+    from spade_envs.generator.outcomes import DesignerFailure
+
     relation = unparsed = 0
     for attempt in report.attempts:
         if attempt.failure is None or attempt.stage.value != "generated":
             continue
-        if "hole relation" in attempt.reason:
+        if attempt.failure == DesignerFailure.BROKEN_RELATION:
             relation += 1
         else:
             unparsed += 1

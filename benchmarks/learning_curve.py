@@ -512,8 +512,9 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         "",
         "![designer](results/designer.png)",
         "",
-        "| iteration | attempts | registered (Wilson) | parse failures | reward ± se |",
-        "|---|---|---|---|---|",
+        "| iteration | attempts | registered (Wilson) | parse failures | broke a relation | "
+        "reward ± se |",
+        "|---|---|---|---|---|---|",
     ]
     for r in design:
         reward = r.get("designer_reward")
@@ -521,6 +522,7 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
         registered = _rate(int(r.get("designer_registered") or 0), attempts)
         lines.append(
             f"| {r['iteration']} | {attempts} | {registered} | {r.get('reject_bad_filling', 0)} | "
+            f"{r.get('reject_broken_relation', '')} | "
             + (
                 f"{reward:.3f} ± {r.get('designer_reward_se') or 0:.3f}"
                 if reward is not None
@@ -528,6 +530,14 @@ def _report(run_root: Path, out: Path, images: Path) -> None:
             )
             + " |"
         )
+    if any("reject_broken_relation" not in r for r in design):
+        lines += [
+            "",
+            'A blank "broke a relation" cell: that iteration was written before fillings '
+            "that break a relation between holes (which a JSON Schema cannot express, so "
+            "constrained decoding can produce them) were counted apart; they are among its "
+            "parse failures.",
+        ]
     if rates:
         inside = sum(LEARNABLE[0] <= r[2] <= LEARNABLE[1] for r in rates)
         lines += [

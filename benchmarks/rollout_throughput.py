@@ -21,6 +21,7 @@ backend about 7x slower than one thread; ``--threads 1`` is then the fair settin
 
 Never collected by pytest.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -132,8 +133,10 @@ def main() -> None:
     print(f"torch threads {torch.get_num_threads()}, {os.cpu_count()} CPUs")
     backends = ["transformers", "vllm"] if args.backend == "both" else [args.backend]
     rows = {backend: _measure(backend, args) for backend in backends}
-    print(f"\n{'backend':>12} | {'batched tok/s':>13} | {'sequential tok/s':>16} | "
-          f"{'ratio':>6} | {'episodes ratio':>14} | same trajectories")
+    print(
+        f"\n{'backend':>12} | {'batched tok/s':>13} | {'sequential tok/s':>16} | "
+        f"{'ratio':>6} | {'episodes ratio':>14} | same trajectories"
+    )
     for backend, row in rows.items():
         print(
             f"{backend:>12} | {row['batched']:>13.1f} | {row['sequential']:>16.1f} | "

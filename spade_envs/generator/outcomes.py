@@ -52,7 +52,8 @@ class DesignerFailure(_Word):
 
     The prompt could not be built, the model request failed, the reply had no usable code
     or was cut off at ``max_tokens``, a scaffold reply was no usable filling (not a JSON
-    object of the declared holes and types), the validator rejected the code or could not
+    object of the declared holes and types) or broke a relation the parent declares between
+    its holes (``broken_relation``), the validator rejected the code or could not
     run at all, the code was too close to a stored environment, the registry refused it.
     """
 
@@ -61,6 +62,7 @@ class DesignerFailure(_Word):
     NO_CODE = "no_code"
     TRUNCATED = "truncated"
     BAD_FILLING = "bad_filling"
+    BROKEN_RELATION = "broken_relation"
     INVALID = "invalid"
     VALIDATOR_ERROR = "validator_error"
     NOT_NOVEL = "not_novel"

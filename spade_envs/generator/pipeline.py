@@ -43,7 +43,7 @@ from .extract import extract_code
 from .outcomes import AttemptStage, DesignerFailure
 from .parents import Parent, ScaffoldParents, aim
 from .prompts import EDIT_CHANGES, DesignerPrompts, Reference, describe_stats, prompt_sha256
-from .scaffold import FillingError, parse_filling
+from .scaffold import FillingError, RelationBroken, parse_filling
 from .schema import SchemaError, filling_schema
 
 __all__ = [
@@ -504,6 +504,9 @@ class Designer:
             if completion.finish_reason == "length":
                 attempt.reason = "truncated (hit max_tokens)"
                 attempt.failure = DesignerFailure.TRUNCATED
+            elif isinstance(exc, RelationBroken):
+                attempt.reason = _short_reason(f"broken relation: {exc}")
+                attempt.failure = DesignerFailure.BROKEN_RELATION
             else:
                 attempt.reason = _short_reason(f"bad filling: {exc}")
                 attempt.failure = DesignerFailure.BAD_FILLING

@@ -51,6 +51,7 @@ from .relations import Relation, RelationError, first_broken, read_relations
 __all__ = [
     "MAX_RULE_LINES",
     "FillingError",
+    "RelationBroken",
     "Hole",
     "NoHolesError",
     "RelationError",
@@ -75,6 +76,12 @@ class NoHolesError(SpadeError):
 
 class FillingError(SpadeError):
     """A designer's filling is not a JSON object of the declared holes and types."""
+
+
+class RelationBroken(FillingError):
+    """A filling of the right holes and types, each in range, that breaks a relation the
+    parent declares between its holes (``low < high``): a JSON Schema cannot say that,
+    so constrained decoding can produce it; it is counted apart from parse failures."""
 
 
 @dataclass(frozen=True)
@@ -478,7 +485,7 @@ def _parse_filling(reply: str, scaffold: Scaffold) -> tuple[dict[str, Any], list
     values = {**scaffold.defaults(), **filling}
     broken = first_broken(scaffold.relations, values)
     if broken is not None:  # in range one by one, yet the description would be false
-        raise FillingError(
+        raise RelationBroken(
             f"the filling breaks the hole relation {broken.text!r} ({broken.shown(values)}); "
             "choose values for which it holds"
         )

@@ -112,6 +112,7 @@ _REJECT_OF: dict[DesignerFailure, str] = {
     DesignerFailure.NO_CODE: "reject_no_code",
     DesignerFailure.TRUNCATED: "reject_truncated",
     DesignerFailure.BAD_FILLING: "reject_bad_filling",
+    DesignerFailure.BROKEN_RELATION: "reject_broken_relation",
     DesignerFailure.INVALID: "reject_invalid",
     DesignerFailure.NOT_NOVEL: "reject_not_novel",
     DesignerFailure.VALIDATOR_ERROR: "reject_other",

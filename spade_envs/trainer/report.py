@@ -260,9 +260,11 @@ def before_after(records: Sequence[dict[str, Any]]) -> str:
     attempts = sum(int(r.get("designer_requested") or 0) for r in training)
     if attempts:
         parse = sum(int(r.get("reject_bad_filling") or 0) for r in training)
+        relation = sum(int(r.get("reject_broken_relation") or 0) for r in training)
         registered = sum(int(r.get("designer_registered") or 0) for r in training)
         lines.append(
-            f"designer: {attempts} attempts, {registered} registered, {parse} parse failures"
+            f"designer: {attempts} attempts, {registered} registered, {parse} parse failures, "
+            f"{relation} broke a hole relation"
         )
     return "\n".join(lines)
 
@@ -321,9 +323,15 @@ def closing_summary(records: Sequence[dict[str, Any]], envs: Sequence[Any], run_
     requested = sum(int(r.get("designer_requested") or 0) for r in records)
     registered = sum(int(r.get("designer_registered") or 0) for r in records)
     parse = sum(int(r.get("reject_bad_filling") or 0) for r in records)
+    relation = sum(int(r.get("reject_broken_relation") or 0) for r in records)
     lines = [
         f"designer: {registered} of {requested} attempts registered"
-        + (f" (yield {registered / requested:.0%}), {parse} parse failures" if requested else "")
+        + (
+            f" (yield {registered / requested:.0%}), {parse} parse failures, "
+            f"{relation} broke a hole relation"
+            if requested
+            else ""
+        )
     ]
     rejected = {f: sum(int(r.get(f) or 0) for r in records) for f in REJECT_FIELDS}
     if any(rejected.values()):

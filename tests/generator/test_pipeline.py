@@ -145,6 +145,7 @@ def test_hopeless_replies_are_counted_by_reason_and_never_stop_the_batch(setup):
         "no_code": 3,
         "truncated": 0,
         "bad_filling": 0,
+        "broken_relation": 0,
         "invalid": 0,
         "validator_error": 0,
         "not_novel": 0,

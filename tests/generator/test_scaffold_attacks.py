@@ -271,7 +271,12 @@ def _resume_with(pending_attempt: dict, tmp_path):
     from spade_envs.trainer.loop import SelfPlayTrainer
 
     base = {"index": 0, "mode": "new", "skill": "math"}
-    state = {"iteration": 1, "run_id": "r", "rng": {}, "pending": [[1, [{**base, **pending_attempt}]]]}
+    state = {
+        "iteration": 1,
+        "run_id": "r",
+        "rng": {},
+        "pending": [[1, [{**base, **pending_attempt}]]],
+    }
     checkpoint = Checkpoint(tmp_path, 1, {}, state, "", "")
     trainer = SelfPlayTrainer.__new__(SelfPlayTrainer)
     trainer._restore(checkpoint)

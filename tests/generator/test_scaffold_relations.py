@@ -222,23 +222,23 @@ def parents(tmp_path, registry_url):
         (
             "spade/NumberGuess-v1",
             {"knobs": {"upper": 4}, "max_turns": 30},
-            r"bad filling: the filling breaks the hole relation '2 \* max_turns <= upper' "
+            r"broken relation: the filling breaks the hole relation '2 \* max_turns <= upper' "
             r"\(max_turns=30, upper=4\)",
         ),
         (
             "spade/LabThermostat-v1",
             {"knobs": {"low": 120, "high": 0}},
-            r"bad filling: the filling breaks the hole relation 'low \+ 10 <= high' "
+            r"broken relation: the filling breaks the hole relation 'low \+ 10 <= high' "
             r"\(low=120, high=0\)",
         ),
     ],
     ids=["number-guess-enumerable", "lab-thermostat-low-above-high"],
 )
-def test_fillings_that_make_the_description_false_are_bad_fillings(
+def test_fillings_that_make_the_description_false_break_a_relation(
     parents, parent, filling, reason
 ):
     report, _ = run(parents, [[json.dumps(filling)]], parent=parent, repair_rounds=0)
     [attempt] = report.attempts
-    assert attempt.failure == "bad_filling", (attempt.stage, attempt.reason)
+    assert attempt.failure == "broken_relation", (attempt.stage, attempt.reason)
     assert not attempt.env_id
     assert re.search(reason, attempt.reason), attempt.reason

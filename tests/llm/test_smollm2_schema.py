@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from spade_envs.generator.prompts import DesignerPrompts
-from spade_envs.generator.scaffold import FillingError, Scaffold, parse_filling
+from spade_envs.generator.scaffold import FillingError, RelationBroken, Scaffold, parse_filling
 from spade_envs.generator.schema import filling_schema
 from spade_envs.llm import SamplingParams, load_model, serve
 from spade_envs.llm.openai_backend import OpenAIChatModel
@@ -56,7 +56,7 @@ def parses(text: str, scaffold: Scaffold) -> bool:
     try:
         parse_filling(text, scaffold)
     except FillingError as exc:
-        return "hole relation" in str(exc)
+        return isinstance(exc, RelationBroken)
     return True
 
 

@@ -89,8 +89,9 @@ def test_seeded_sampling_is_reproducible(engine):
     params = SamplingParams(temperature=1.0, max_tokens=16, seed=7)
     first = engine.generate(CONVERSATIONS[:4], params)
     again = engine.generate(CONVERSATIONS[:4], params)
-    other = engine.generate(CONVERSATIONS[:4], SamplingParams(temperature=1.0, max_tokens=16,
-                                                              seed=8))
+    other = engine.generate(
+        CONVERSATIONS[:4], SamplingParams(temperature=1.0, max_tokens=16, seed=8)
+    )
     assert [c.token_ids for c in first] == [c.token_ids for c in again]
     assert [c.token_ids for c in first] != [c.token_ids for c in other]
     # One seed per conversation (seed + index): the same prompt twice differs.

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from spade_envs.generator.prompts import DesignerPrompts
-from spade_envs.generator.scaffold import FillingError, Scaffold, parse_filling
+from spade_envs.generator.scaffold import FillingError, RelationBroken, Scaffold, parse_filling
 from spade_envs.generator.schema import filling_schema
 from spade_envs.llm import SamplingParams
 from spade_envs.seeds import seed_source
@@ -36,7 +36,7 @@ def parses(text: str, scaffold: Scaffold) -> bool:
     try:
         parse_filling(text, scaffold)
     except FillingError as exc:
-        return "hole relation" in str(exc)  # JSON Schema cannot compare two holes
+        return isinstance(exc, RelationBroken)  # JSON Schema cannot compare two holes
     return True
 
 

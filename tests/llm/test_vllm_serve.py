@@ -46,7 +46,9 @@ def server(tmp_path_factory, smollm2_hf):
     try:
         while True:
             if process.poll() is not None:
-                pytest.fail(f"vllm serve exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+                pytest.fail(
+                    f"vllm serve exited with {process.returncode}:\n{log.read_text()[-3000:]}"
+                )
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
                     if reply.status == 200:
