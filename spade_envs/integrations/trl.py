@@ -112,8 +112,15 @@ class RegistryEnvironment:
     """
 
     def __init__(
-        self, pins: dict[str, Pin], *, hint: bool, counts: PlayCounts, registry: Any
+        self,
+        pins: dict[str, Pin],
+        *,
+        hint: bool,
+        counts: PlayCounts,
+        registry: Any,
+        allow_unvalidated: bool = False,
     ) -> None:
+        self._allow_unvalidated = allow_unvalidated
         self._pins = pins
         self._hint = hint
         self._counts = counts
@@ -135,7 +142,8 @@ class RegistryEnvironment:
         TRL passes the whole dataset row; ``sha256``, when the row has it, must be the
         pinned version's (a row from another registry is refused, never played).
         """
-        self.close()
+        self._close()
+        _check_row(env_id, seed, row.get("sha256"))
         chosen = env_id or next(iter(self._pins))
         if chosen not in self._pins:
             raise SpadeError(
@@ -155,6 +163,11 @@ class RegistryEnvironment:
         from ..runtime import open_record
 
         record = self._registry.get(pinned.env_id)
+        if record.status != "validated" and not self._allow_unvalidated:
+            raise SpadeError(
+                f"{record.id} is {record.status} now, no longer validated: it is not played "
+                "(environment_factory(..., allow_unvalidated=True) plays it anyway)."
+            )
         started = time.perf_counter()
         try:
             self._env = open_record(record)
@@ -184,7 +197,7 @@ class RegistryEnvironment:
             raise ValueError("The episode is over; no more moves.")
         started = time.perf_counter()
         try:
-            observation, reward, terminated, truncated, _ = self._env.step(str(action))
+            observation, reward, terminated, truncated, _ = self._env.step(_clean(str(action)))
             self.rewards.append(finite_reward(reward, self.env_id))
             self.episode_return += self.rewards[-1]
         except SpadeError as exc:
@@ -208,10 +221,11 @@ class RegistryEnvironment:
     def get_reward(self) -> float | None:
         """The episode's return; None for a failed play (counted, never a zero)."""
         self._counts.add(self.env_id, self.won, self.failure)
-        self.close()
+        self._close()
         return None if self.failure is not None else self.episode_return
 
-    def close(self) -> None:
+    def _close(self) -> None:
+        # Private: TRL offers every public method to the model as a tool.
         """Stop the sandbox worker of the current episode, if any."""
         if self._env is not None:
             try:
@@ -223,7 +237,26 @@ class RegistryEnvironment:
     def _fail(self, exc: BaseException) -> None:
         self.failure = failure_outcome(exc)
         self.done = True
-        self.close()
+        self._close()
+
+
+def _check_row(env_id: Any, seed: Any, sha256: Any) -> None:
+    """A dataset row's fields, checked before anything is opened (a bad row is the
+    dataset's fault, never counted against an environment)."""
+    if env_id is not None and not isinstance(env_id, str):
+        raise SpadeError(f"The row's env_id must be a string ID, not {type(env_id).__name__}.")
+    if sha256 is not None and not isinstance(sha256, str):
+        raise SpadeError(f"The row's sha256 must be a hex string, not {type(sha256).__name__}.")
+    if seed is not None and (
+        not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63
+    ):
+        raise SpadeError(f"The row's seed must be a whole number from 0 to 2**63-1, not {seed!r}.")
+
+
+def _clean(text: str) -> str:
+    """``text`` with lone surrogates replaced: they cannot cross the sandbox's wire, and a
+    worker killed by an action would turn a wrong answer into an unscored failure."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 #: The TRL releases this module is tested with (major.minor).
@@ -299,7 +332,13 @@ def environment_factory(
     counts = PlayCounts()
 
     def factory() -> RegistryEnvironment:
-        return RegistryEnvironment(pins, hint=hint, counts=counts, registry=registry)
+        return RegistryEnvironment(
+            pins,
+            hint=hint,
+            counts=counts,
+            registry=registry,
+            allow_unvalidated=allow_unvalidated,
+        )
 
     factory.counts = counts  # type: ignore[attr-defined]
     factory.pins = pins  # type: ignore[attr-defined]

@@ -480,8 +480,6 @@ class ExampleEpisodes:
             pool.close()
 
 
-
-
 def examples_of(app: Any) -> ExampleEpisodes:
     """The :class:`ExampleEpisodes` the app owns (``app.examples``)."""
     return app.examples

@@ -133,6 +133,9 @@ class GuardMiddleware:
         guard = self.guard()
         try:
             guard.check_host(connection)
+            if connection.headers.get("origin", "") == "null":
+                # A sandboxed iframe or a file:// page: no site of ours sends it.
+                raise HTTPError(403, "A WebSocket from an opaque origin is refused.")
             guard.check_origin(connection)
             if not guard.token_ok(connection):
                 raise HTTPError(401, "token required")

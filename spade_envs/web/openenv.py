@@ -171,18 +171,20 @@ async def play(websocket: WebSocket, ident: str) -> None:
             max_sessions=server.max_connections,
         )
         return
+    server.open += 1  # counted before any await: a burst cannot pass the cap together
+    connection: _Connection | None = None
     try:
-        pinned = await _pin(app, ident)
-    except HTTPError as exc:
-        await _refuse(websocket, "FACTORY_ERROR", exc.message, answer=True)
-        return
-    server.open += 1
-    connection = _Connection(app, websocket, pinned)
-    try:
+        try:
+            pinned = await _pin(app, ident)
+        except HTTPError as exc:
+            await _refuse(websocket, "FACTORY_ERROR", exc.message, answer=True)
+            return
+        connection = _Connection(app, websocket, pinned)
         await connection.serve(server.idle_s)
     finally:
         server.open -= 1
-        connection.close()
+        if connection is not None:
+            connection.close()
 
 
 async def _refuse(
@@ -249,6 +251,9 @@ class _Connection:
                 return
             except (WebSocketDisconnect, RuntimeError):
                 return
+            except KeyError:  # a binary frame: OpenEnv speaks JSON text
+                await _send_error(self.websocket, "INVALID_JSON", "Send JSON as text frames.")
+                continue
             if len(raw) > MAX_FRAME_CHARS:
                 await _send_error(
                     self.websocket,
@@ -258,7 +263,7 @@ class _Connection:
                 continue
             try:
                 message = json.loads(raw)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 await _send_error(self.websocket, "INVALID_JSON", f"Not JSON: {exc}.")
                 continue
             kind = message.get("type") if isinstance(message, dict) else None
@@ -309,8 +314,14 @@ class _Connection:
             )
         else:
             self.app.sessions.get(self.session.id, self.owner)  # 404/410 once it ended
+            await self._still_validated()
+            previous = self.session.seed
             self.session.seed = secrets.randbelow(2**31) if seed is None else seed
-            await self.app.play.reset(self.client, self.session)
+            try:
+                await self.app.play.reset(self.client, self.session)
+            except HTTPError:  # refused (a cap) or ended: the episode keeps its seed
+                self.session.seed = previous
+                raise
         session = self.session
         self.episode_id = data.get("episode_id") or f"{session.env_id}@{session.seed}"
         self.hint = ""
@@ -335,7 +346,7 @@ class _Connection:
                 422, f"The action has {len(text)} characters; at most {MAX_ACTION_CHARS}."
             )
         session = self._live()
-        await self.app.play.step(self.client, session, text)
+        await self.app.play.step(self.client, session, _clean(text))
         if session.failed:
             raise HTTPError(400, _last(session, "error") or "The step failed.")
         return self._observation(reward=session.last_reward)
@@ -356,6 +367,17 @@ class _Connection:
         }
 
     # ----- helpers --------------------------------------------------------------------------
+    async def _still_validated(self) -> None:
+        """Every episode re-reads the version's status: one rejected, retired or
+        quarantined since the connection opened is not played again."""
+        record = await run_in_threadpool(self.app.registry.get, self.pinned.env_id)
+        if record.status != "validated":
+            raise HTTPError(
+                410,
+                f"{record.id} is {record.status} now, no longer validated; connect to "
+                "a validated version.",
+            )
+
     def _live(self) -> PlaySession:
         if self.session is None:
             raise HTTPError(422, "Send a reset first: the episode has not started.")
@@ -400,3 +422,9 @@ def _last(session: PlaySession, kind: str) -> str:
         if turn.kind == kind:
             return turn.text
     return ""
+
+
+def _clean(text: str) -> str:
+    """``text`` with lone surrogates replaced: they cannot cross the sandbox's wire, and
+    a worker killed by an action would let a player turn a wrong answer into a failure."""
+    return text.encode("utf-8", "replace").decode("utf-8")

@@ -66,8 +66,7 @@ def parse_slug(slug: str, example: str) -> str:
     except SpadeError:
         raise HTTPError(
             400,
-            f"{slug[:80]!r} is not an environment version; write it as Name-vN, as in "
-            f"{example}.",
+            f"{slug[:80]!r} is not an environment version; write it as Name-vN, as in {example}.",
         ) from None
     return ident
 

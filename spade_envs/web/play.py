@@ -159,6 +159,7 @@ class PlaySessions:
         self._ended: collections.OrderedDict[str, tuple[str, str]] = collections.OrderedDict()
         self._sessions: dict[str, PlaySession] = {}
         self._lock = threading.Lock()
+        self._pool_lock = threading.Lock()
         self._starting = 0
 
     def __len__(self) -> int:
@@ -169,25 +170,28 @@ class PlaySessions:
         # process-long thread, so a session's worker outlives the request that opened it.
         if self._opener is not None:
             return self._opener(record, opponent)
-        if self._pool is None:
-            import dataclasses
-
-            from ..sandbox import SandboxConfig, WorkerPool
-
-            config = self.sandbox or SandboxConfig()
-            # The sandbox's own timeouts never outlast the server's deadlines, so a call
-            # the server gave up on is also over in the worker.
-            if self.call_s is not None:
-                config = dataclasses.replace(
-                    config, call_timeout=min(config.call_timeout, self.call_s)
-                )
-            if self.start_s is not None:
-                config = dataclasses.replace(
-                    config, load_timeout=min(config.load_timeout, self.start_s)
-                )
-            # One warm worker: the next session starts in milliseconds, not a second.
-            self._pool = WorkerPool(config, size=1)
+        with self._pool_lock:  # concurrent first opens must not make several pools
+            if self._pool is None:
+                self._pool = self._new_pool()
         return _sandbox_open(record, opponent, self._pool)
+
+    def _new_pool(self) -> Any:
+        """The sessions' worker pool, its timeouts capped at the server's deadlines."""
+        import dataclasses
+
+        from ..sandbox import SandboxConfig, WorkerPool
+
+        config = self.sandbox or SandboxConfig()
+        # The sandbox's own timeouts never outlast the server's deadlines, so a call
+        # the server gave up on is also over in the worker.
+        if self.call_s is not None:
+            config = dataclasses.replace(config, call_timeout=min(config.call_timeout, self.call_s))
+        if self.start_s is not None:
+            config = dataclasses.replace(
+                config, load_timeout=min(config.load_timeout, self.start_s)
+            )
+        # One warm worker: the next session starts in milliseconds, not a second.
+        return WorkerPool(config, size=1)
 
     # ----- lifecycle --------------------------------------------------------------------
     def start(
@@ -243,7 +247,9 @@ class PlaySessions:
             return False
         victim = min(idle, key=lambda s: s.last_used)
         self._sessions.pop(victim.id, None)
-        _close_env(victim)
+        # Not here: stopping a worker can take seconds (its close() may block), and this
+        # runs under the lock every request's get() needs.
+        _close_soon(victim)
         return True
 
     def get(self, sid: str, owner: str) -> PlaySession:

@@ -30,7 +30,12 @@ def fixture(name: str) -> str:
 # ----- detection -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "name",
-    ["multi_turn_no_imports.py", "tool_use_prose.py", "two_env_classes.py", "prose_not_numbered.py"],
+    [
+        "multi_turn_no_imports.py",
+        "tool_use_prose.py",
+        "two_env_classes.py",
+        "prose_not_numbered.py",
+    ],
 )
 def test_spade_fixtures_read_as_spade(name):
     assert detect_dialect(fixture(name)) is Dialect.SPADE
@@ -163,8 +168,8 @@ def test_prose_not_in_the_numbered_form_is_unproven_not_an_error_of_the_game():
 # ----- prose solutions -------------------------------------------------------------------------
 def test_prose_in_spades_numbered_form_becomes_tool_calls_and_an_answer():
     prose = (
-        '1. cd(path="docs") -> Changed to /home/docs 2. mkdir(name=\'archive\') -> Created '
-        "3. mv(src=\"report.txt\", dst=\"archive\") -> Moved ANSWER: archive/report.txt"
+        "1. cd(path=\"docs\") -> Changed to /home/docs 2. mkdir(name='archive') -> Created "
+        '3. mv(src="report.txt", dst="archive") -> Moved ANSWER: archive/report.txt'
     )
     actions = prose_actions(prose)
     assert [json.loads(a[11:-12]) for a in actions[:-1]] == [

@@ -48,7 +48,9 @@ def _game(parsed):
     return Spoof()
 
 
-@pytest.mark.parametrize("parsed", [_FakeBool(), 1, "yes", None], ids=["fake-bool", "one", "yes", "none"])
+@pytest.mark.parametrize(
+    "parsed", [_FakeBool(), 1, "yes", None], ids=["fake-bool", "one", "yes", "none"]
+)
 def test_move_parsed_cannot_forge_a_non_bool_report(parsed):
     game = _game(parsed)
     game.reset(seed=0)

@@ -84,7 +84,7 @@ def by_trl(registry, env_id, seed, actions):
         env.act(action)
         if env.done:
             break
-    env.close()
+    env.get_reward()  # scores the play and stops its worker
     return text, env.rewards
 
 

@@ -250,3 +250,49 @@ def test_environment_time_is_counted(registry):
     env.act(r"\boxed{1}")
     env.get_reward()
     assert factory.counts.metrics()["spade/env_seconds"] > 0
+
+
+def test_only_act_is_offered_to_the_model_as_a_tool(registry):
+    import inspect
+
+    from spade_envs.integrations.trl import RegistryEnvironment
+
+    public = {
+        name
+        for name, _ in inspect.getmembers(RegistryEnvironment, inspect.isfunction)
+        if not name.startswith("_")
+    }
+    assert public == {"reset", "act", "get_reward"}  # TRL: reset and get_reward are not tools
+
+
+def test_a_lone_surrogate_is_a_wrong_answer_not_a_crash(registry):
+    env_id = registry.ids["NumberGuess"]
+    factory = environment_factory([env_id], registry=registry)
+    env = factory()
+    env.reset(env_id=env_id, seed=0)
+    env.act("\\boxed{\ud800}")
+    assert env.rewards == [0.0] and env.failure is None
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"seed": -1}, "seed must be a whole number"),
+        ({"seed": "3"}, "seed must be a whole number"),
+        ({"env_id": ["x"]}, "env_id must be a string"),
+        ({"sha256": 7}, "sha256 must be a hex string"),
+    ],
+)
+def test_a_bad_row_is_the_datasets_fault(registry, row, message):
+    factory = environment_factory([registry.ids["NumberGuess"]], registry=registry)
+    with pytest.raises(SpadeError, match=message):
+        factory().reset(**row)
+    assert factory.counts.plays == 0 and not factory.counts.failed
+
+
+def test_a_version_rejected_after_the_factory_was_built_is_not_played(registry):
+    env_id = registry.ids["ModularEquation"]
+    factory = environment_factory([env_id], registry=registry)
+    registry.set_status(env_id, "rejected")
+    with pytest.raises(SpadeError, match="no longer validated"):
+        factory().reset(env_id=env_id, seed=0)

@@ -111,7 +111,9 @@ def test_no_gold_answer_means_no_solution_with_the_reason():
 def test_a_gold_answer_its_scorer_fails_is_an_error_not_a_solution():
     env = Toy()
     env.reset(seed=26)
-    with pytest.raises(SuiteGoldError, match=r"gold answer 'wrong' scores 0.25 under its own scorer"):
+    with pytest.raises(
+        SuiteGoldError, match=r"gold answer 'wrong' scores 0.25 under its own scorer"
+    ):
         env.solution()
 
 

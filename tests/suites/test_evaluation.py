@@ -63,7 +63,9 @@ def test_a_set_narrowed_to_some_tasks_keeps_their_categories(registry):
     chosen = eval_set("rg-hard", registry).only(["chain_sum", "rush_hour"])
     assert [t.task for t in chosen.tasks] == ["chain_sum", "rush_hour"]
     assert chosen.categories == ("math", "cognition")
-    with pytest.raises(SpadeError, match=r"rg-hard has no task 'chainsum'.*Did you mean 'chain_sum'"):
+    with pytest.raises(
+        SpadeError, match=r"rg-hard has no task 'chainsum'.*Did you mean 'chain_sum'"
+    ):
         eval_set("rg-hard", registry).only(["chainsum"])
 
 

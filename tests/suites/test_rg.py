@@ -54,9 +54,15 @@ def test_stored_configuration_keeps_tuples_and_int_keys_through_the_registry(tmp
 
     config = {"operators": ("+", "-"), 3: {"pair": (1, 2.5)}, "none": None, "flag": True}
     source = _render(
-        SUITES["reasoning-gym"], "ReasoningGymTask", "RgRoundTrip", "0.1.25", "chain_sum",
-        "0", "math", "round trip", {"module": "reasoning_gym.arithmetic.chain_sum",
-                                   "config": config},
+        SUITES["reasoning-gym"],
+        "ReasoningGymTask",
+        "RgRoundTrip",
+        "0.1.25",
+        "chain_sum",
+        "0",
+        "math",
+        "round trip",
+        {"module": "reasoning_gym.arithmetic.chain_sum", "config": config},
     )
     module = types.ModuleType("m")
     exec(source, module.__dict__)

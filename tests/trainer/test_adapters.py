@@ -144,7 +144,10 @@ def test_bad_lora_requests_say_what_to_do():
 
 def test_adapters_of_another_rank_are_refused_on_resume():
     _, learner = _trained(rank=2)
-    other = Learner(tiny_llama(seed=20), GRPOConfig(learning_rate=5e-2, lora_rank=2,
-                                                     lora_targets=("q_proj",)), seed=2)
+    other = Learner(
+        tiny_llama(seed=20),
+        GRPOConfig(learning_rate=5e-2, lora_rank=2, lora_targets=("q_proj",)),
+        seed=2,
+    )
     with pytest.raises(LoRAError, match="do not match this model's LoRA layers"):
         other.load_state_dict(learner.state_dict())

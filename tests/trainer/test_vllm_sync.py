@@ -27,8 +27,7 @@ def _samples(engine, trainer) -> list[Sample]:
     """Four sampled replies per question; two of each group rewarded (so groups have
     spread and the step moves the weights)."""
     conversations = [[{"role": "user", "content": q}] for q in QUESTIONS for _ in range(4)]
-    replies = engine.generate(conversations, SamplingParams(temperature=1.0, max_tokens=16,
-                                                            seed=3))
+    replies = engine.generate(conversations, SamplingParams(temperature=1.0, max_tokens=16, seed=3))
     assert all(r.ok for r in replies)
     return [
         Sample(

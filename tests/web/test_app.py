@@ -376,9 +376,7 @@ def test_model_written_markup_is_escaped_everywhere(client, server):
         "Says &lt;script&gt;window.__pwned = 1; alert(&#39;description&#39;)&lt;/script&gt;"
         in env_page
     )
-    assert (
-        "&lt;img src=x onerror=&#34;window.__pwned = 10&#34;&gt;" in env_page
-    )  # the stored hint
+    assert "&lt;img src=x onerror=&#34;window.__pwned = 10&#34;&gt;" in env_page  # the stored hint
     assert "&lt;script&gt;window.__pwned = 11&lt;/script&gt;" in env_page  # extra metadata
     assert "&lt;script&gt;window.__pwned = 9&lt;/script&gt;" in env_page  # a parent "name"
     assert "&lt;script&gt;window.__pwned = 3&lt;/script&gt;&lt;img src=x" in play  # observation

@@ -221,3 +221,78 @@ def test_connections_over_the_cap_are_refused_with_capacity_reached(srv):
             assert first.step({"text": r"\boxed{5}"}).reward is not None
     finally:
         server.max_connections = saved
+
+
+def test_a_null_origin_websocket_is_refused(srv):
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    async def attempt():
+        url = f"ws://127.0.0.1:{srv.port}/api/v1/openenv/NumberGuess/ws"
+        async with connect(url, origin="null", open_timeout=10):
+            pass
+
+    with pytest.raises(InvalidStatus, match="403"):
+        asyncio.run(attempt())
+
+
+def test_malformed_frames_and_lone_surrogates_keep_the_session(srv):
+    from websockets.asyncio.client import connect
+
+    async def play():
+        url = f"ws://127.0.0.1:{srv.port}/api/v1/openenv/NumberGuess/ws"
+        async with connect(url, open_timeout=10) as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            assert json.loads(await ws.recv())["type"] == "observation"
+            await ws.send(b"\x00binary")
+            assert "text frames" in json.loads(await ws.recv())["data"]["message"]
+            await ws.send("[" * 5000 + "]" * 5000)
+            assert json.loads(await ws.recv())["data"]["code"] == "INVALID_JSON"
+            await ws.send(json.dumps({"type": "step", "data": {"text": "\\boxed{\ud800}"}}))
+            step = json.loads(await ws.recv())
+            assert step["type"] == "observation" and step["data"]["reward"] == 0.0
+            await ws.send(json.dumps({"type": "step", "data": {"text": "\\boxed{50}"}}))
+            assert json.loads(await ws.recv())["type"] == "observation"
+
+    asyncio.run(play())
+
+
+def test_a_version_rejected_mid_connection_is_not_reset_again(srv):
+    registry = srv.app.registry
+    meta = EnvMetadata("Soon", "text", "logic", "soon rejected", 3, (0.0, 1.0), origin="designer")
+    env_id = registry.register(SPIN_STEP.replace("SpinStep", "Soon"), meta, status="validated").id
+    with GenericEnvClient(base_url=base(srv, env_id)).sync() as client:
+        client.reset(seed=0)
+        registry.set_status(env_id, "rejected")
+        with pytest.raises(RuntimeError, match="no longer validated"):
+            client.reset(seed=1)
+
+
+def test_evicting_a_session_whose_worker_is_slow_to_stop_blocks_nobody():
+    from spade_envs.web.play import EVICT_AFTER_S, PlaySessions
+
+    class SlowClose:
+        reward_range = (0.0, 1.0)
+        max_turns = 3
+
+        def reset(self, seed=None):
+            return "obs", {}
+
+        def close(self):
+            time.sleep(3.0)
+
+    class FakeRegistry:
+        def get(self, env_id):
+            from types import SimpleNamespace
+
+            return SimpleNamespace(id=env_id, kind="text", max_turns=3, hint="")
+
+    now = [0.0]
+    sessions = PlaySessions(
+        FakeRegistry(), max_sessions=1, clock=lambda: now[0], opener=lambda r, o: SlowClose()
+    )
+    sessions.start("spade/A-v1", "me", 0)
+    now[0] += EVICT_AFTER_S + 1
+    started = time.monotonic()
+    sessions.start("spade/B-v1", "me", 0)  # evicts A, whose close takes 3 s
+    assert time.monotonic() - started < 1.0

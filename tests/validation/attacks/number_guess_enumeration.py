@@ -18,7 +18,7 @@ class NumberGuessX9f4a3a(TextEnv):
     # hole: guesses allowed (binary search needs log2(upper)) [4, 30]
     max_turns = 30
     # hole: the hidden number lies in 1..upper [4, 5000]
-    knobs = {'upper': 4}
+    knobs = {"upper": 4}
 
     def _reset(self) -> str:
         self.secret = self.rng.randint(1, self.upper)
