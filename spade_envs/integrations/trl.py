@@ -197,7 +197,7 @@ class RegistryEnvironment:
             raise ValueError("The episode is over; no more moves.")
         started = time.perf_counter()
         try:
-            observation, reward, terminated, truncated, _ = self._env.step(_clean(str(action)))
+            observation, reward, terminated, truncated, _ = self._env.step(str(action))
             self.rewards.append(finite_reward(reward, self.env_id))
             self.episode_return += self.rewards[-1]
         except SpadeError as exc:
@@ -251,12 +251,6 @@ def _check_row(env_id: Any, seed: Any, sha256: Any) -> None:
         not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63
     ):
         raise SpadeError(f"The row's seed must be a whole number from 0 to 2**63-1, not {seed!r}.")
-
-
-def _clean(text: str) -> str:
-    """``text`` with lone surrogates replaced: they cannot cross the sandbox's wire, and a
-    worker killed by an action would turn a wrong answer into an unscored failure."""
-    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 #: The TRL releases this module is tested with (major.minor).

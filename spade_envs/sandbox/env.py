@@ -112,6 +112,13 @@ def checked_metadata(meta: Any) -> dict[str, Any]:
     return {**meta, "max_turns": max_turns, "reward_range": (low, high), "win_rule": win_rule}
 
 
+def wire_text(text: str) -> str:
+    """``text`` with lone surrogates replaced by ``?``: the wire refuses them (they are not
+    UTF-8), and a worker killed by an action would let a player turn a wrong answer into
+    a failed, unscored play (a JSON body or a tool call's ``"\\ud800"`` escape makes one)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 class _Remote:
     """What both proxies share: the worker, metadata and checked calls."""
 
@@ -270,6 +277,7 @@ class SandboxedEnv(_Remote, gym.Env[str, str]):
         """Send ``action`` and return at once; :meth:`step_wait` collects the result."""
         if not isinstance(action, str):
             action = "" if action is None else str(action)
+        action = wire_text(action)
         self._pending_action = action
         self._worker.send("step", action=action)
 
@@ -405,6 +413,8 @@ class SandboxedGame(_Remote, AECEnv):
     def step(self, action: str | None) -> None:
         if action is not None and not isinstance(action, str):
             action = str(action)
+        if action is not None:
+            action = wire_text(action)
         acting = self.agent_selection if self.agents else ""
         snapshot = self._worker.call("game_step", action=action)
         self._mirror(snapshot, "step")

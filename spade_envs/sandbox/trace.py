@@ -52,9 +52,7 @@ class ResetSeeds:
         if seed is None:
             return self._rng.randrange(MAX_SEED)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise SpadeError(
-                f"reset(seed=...) takes a non-negative int or None, got {seed!r:.60}."
-            )
+            raise SpadeError(f"reset(seed=...) takes a non-negative int or None, got {seed!r:.60}.")
         self._rng = random.Random(seed)
         return seed
 

@@ -256,9 +256,7 @@ class _Host:
                 self._clocks[i] = (0, 0.0)
                 row = self._on_copy(
                     i,
-                    lambda env=env, seed=seed: self._guarded(
-                        lambda: [*env.reset(seed=seed), None]
-                    ),
+                    lambda env=env, seed=seed: self._guarded(lambda: [*env.reset(seed=seed), None]),
                 )
                 if isinstance(row, list):
                     row = [row[0], 0.0, False, False, row[1]]

@@ -346,7 +346,7 @@ class _Connection:
                 422, f"The action has {len(text)} characters; at most {MAX_ACTION_CHARS}."
             )
         session = self._live()
-        await self.app.play.step(self.client, session, _clean(text))
+        await self.app.play.step(self.client, session, text)
         if session.failed:
             raise HTTPError(400, _last(session, "error") or "The step failed.")
         return self._observation(reward=session.last_reward)
@@ -422,9 +422,3 @@ def _last(session: PlaySession, kind: str) -> str:
         if turn.kind == kind:
             return turn.text
     return ""
-
-
-def _clean(text: str) -> str:
-    """``text`` with lone surrogates replaced: they cannot cross the sandbox's wire, and
-    a worker killed by an action would let a player turn a wrong answer into a failure."""
-    return text.encode("utf-8", "replace").decode("utf-8")
