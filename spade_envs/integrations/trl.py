@@ -34,7 +34,7 @@ from ..agent.failures import failure_outcome, finite_reward
 from ..agent.policy import with_hint
 from ..core.wins import is_won
 from ..error import SpadeError
-from ..registry.pins import Pin, pin
+from ..registry.pins import Pin, pin, require_validated
 
 __all__ = [
     "PlayCounts",
@@ -163,11 +163,7 @@ class RegistryEnvironment:
         from ..runtime import open_record
 
         record = self._registry.get(pinned.env_id)
-        if record.status != "validated" and not self._allow_unvalidated:
-            raise SpadeError(
-                f"{record.id} is {record.status} now, no longer validated: it is not played "
-                "(environment_factory(..., allow_unvalidated=True) plays it anyway)."
-            )
+        require_validated(record, allow_unvalidated=self._allow_unvalidated, again=True)
         started = time.perf_counter()
         try:
             self._env = open_record(record)

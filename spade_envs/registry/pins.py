@@ -15,7 +15,7 @@ from typing import Any
 from ..error import SpadeError, UnknownEnvironmentError
 from .ids import NAMESPACE, env_id, parse_env_id
 
-__all__ = ["Pin", "pin"]
+__all__ = ["Pin", "pin", "require_validated"]
 
 _SLUG = re.compile(r"(?P<name>[A-Za-z0-9]+)-v(?P<version>[1-9][0-9]{0,8})")
 _NAME = re.compile(r"[A-Za-z0-9]{1,64}")
@@ -81,12 +81,7 @@ def pin(registry: Any, ident: str, *, allow_unvalidated: bool = False) -> Pin:
             "or a bare <Name> (its newest validated version)."
         )
     record = registry.get(target)
-    if record.status != "validated" and not allow_unvalidated:
-        raise SpadeError(
-            f"{record.id} is {record.status}, not validated: integrations train and serve "
-            "validated versions only. Pin a validated version (`spade-envs list --status "
-            "validated`), or pass allow_unvalidated=True if you mean to play it anyway."
-        )
+    require_validated(record, allow_unvalidated=allow_unvalidated)
     return Pin(env_id=record.id, sha256=record.sha256, status=record.status, asked=text)
 
 
@@ -103,3 +98,22 @@ def _newest_validated(registry: Any, name: str) -> str:
         )
     newest = max(parse_env_id(v)[1] for v in validated)
     return env_id(name, newest)
+
+
+def require_validated(record: Any, *, allow_unvalidated: bool = False, again: bool = False) -> None:
+    """Refuse a version that is not ``validated`` (unless ``allow_unvalidated``).
+
+    Integrations call it when they pin a version and again (``again=True``) before each
+    episode, so a version rejected, retired or quarantined meanwhile is not played.
+
+    Raises:
+        SpadeError: The version's status is not ``validated``.
+    """
+    if record.status == "validated" or allow_unvalidated:
+        return
+    state = " now, no longer validated" if again else ", not validated"
+    raise SpadeError(
+        f"{record.id} is {record.status}{state}: integrations train and serve validated "
+        "versions only. Pin a validated version (`spade-envs list --status validated`), or "
+        "pass allow_unvalidated=True if you mean to play it anyway."
+    )

@@ -37,7 +37,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..error import SpadeError, UnknownEnvironmentError, suggest
-from ..registry.pins import Pin, pin
+from ..registry.pins import Pin, pin, require_validated
 from .params import HTTPError
 from .play import MAX_ACTION_CHARS, PlaySession
 
@@ -371,12 +371,10 @@ class _Connection:
         """Every episode re-reads the version's status: one rejected, retired or
         quarantined since the connection opened is not played again."""
         record = await run_in_threadpool(self.app.registry.get, self.pinned.env_id)
-        if record.status != "validated":
-            raise HTTPError(
-                410,
-                f"{record.id} is {record.status} now, no longer validated; connect to "
-                "a validated version.",
-            )
+        try:
+            require_validated(record, again=True)
+        except SpadeError as exc:
+            raise HTTPError(410, str(exc)) from None
 
     def _live(self) -> PlaySession:
         if self.session is None:

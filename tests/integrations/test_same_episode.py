@@ -19,6 +19,7 @@ from spade_envs.runtime import register_seed
 from spade_envs.web.config import ServeConfig
 
 from ..agent.conftest import ScriptedModel
+from ..play_support import reference_solution
 from ..web.conftest import stop
 
 SEEDS = (0, 13)
@@ -34,18 +35,6 @@ def registry(tmp_path, monkeypatch):
     reg.ids = {name: register_seed(reg, name) for name in ("NumberGuess", "CounterfeitCoin")}
     yield reg
     reg.close()
-
-
-def solution(registry, env_id, seed):
-    """The reference solution of ``env_id`` at ``seed`` (it wins that episode)."""
-    from spade_envs.runtime import open_record
-
-    env = open_record(registry.get(env_id))
-    try:
-        env.reset(seed=seed)
-        return list(env.solution())
-    finally:
-        env.close()
 
 
 def by_gym(env_id, seed, actions):
@@ -110,7 +99,7 @@ def test_every_integration_plays_the_same_episode_for_the_same_seed(registry):
     try:
         for env_id in registry.ids.values():
             for seed in SEEDS:
-                actions = solution(registry, env_id, seed)
+                actions = reference_solution(registry, env_id, seed)
                 first, rewards = by_gym(env_id, seed, actions)
                 assert sum(rewards) > 0, "the reference solution wins its own episode"
                 played = {

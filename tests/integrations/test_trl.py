@@ -19,7 +19,9 @@ import pytest
 from spade_envs.core.metadata import EnvMetadata
 from spade_envs.error import SpadeError
 from spade_envs.integrations.trl import environment_factory, registry_dataset
-from spade_envs.runtime import open_record, register_seed
+from spade_envs.runtime import register_seed
+
+from ..play_support import door_episode, reference_solution
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,21 +58,6 @@ def registry(tmp_path, monkeypatch):
     reg.close()
 
 
-def door_episode(registry, env_id, seed, actions):
-    env = open_record(registry.get(env_id))
-    try:
-        first, _ = env.reset(seed=seed)
-        rewards = []
-        for action in actions:
-            _, reward, terminated, truncated, _ = env.step(action)
-            rewards.append(float(reward))
-            if terminated or truncated:
-                break
-        return str(first), rewards
-    finally:
-        env.close()
-
-
 def test_the_environment_plays_the_doors_episode_for_the_same_seed(registry):
     env_id = registry.ids["NumberGuess"]
     actions = [r"\boxed{50}", r"\boxed{20}", r"\boxed{80}"]
@@ -88,12 +75,7 @@ def test_the_environment_plays_the_doors_episode_for_the_same_seed(registry):
 
 def test_the_reference_solution_wins_and_the_episode_then_refuses_moves(registry):
     env_id = registry.ids["ModularEquation"]
-    source = open_record(registry.get(env_id))
-    try:
-        source.reset(seed=2)
-        solution = list(source.solution())
-    finally:
-        source.close()
+    solution = reference_solution(registry, env_id, 2)
     factory = environment_factory([env_id], registry=registry)
     env = factory()
     env.reset(env_id=env_id, seed=2)

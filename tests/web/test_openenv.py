@@ -21,10 +21,10 @@ from openenv.core import GenericEnvClient
 
 from spade_envs.core.metadata import EnvMetadata
 from spade_envs.registry import Registry
-from spade_envs.runtime import open_record
 from spade_envs.sandbox import SandboxConfig
 from spade_envs.web.config import ServeConfig
 
+from ..play_support import door_episode, reference_solution
 from .conftest import Client, stop
 from .test_play_stall import SPIN_STEP
 
@@ -62,22 +62,6 @@ def base(srv, ident: str) -> str:
     return f"http://127.0.0.1:{srv.port}/api/v1/openenv/{ident}"
 
 
-def door_episode(registry, env_id: str, seed: int, actions: list[str]):
-    """The first observation and the rewards the door gives (what gym.make plays)."""
-    env = open_record(registry.get(env_id))
-    try:
-        first, _ = env.reset(seed=seed)
-        rewards = []
-        for action in actions:
-            _, reward, terminated, truncated, _ = env.step(action)
-            rewards.append(float(reward))
-            if terminated or truncated:
-                break
-        return str(first), rewards
-    finally:
-        env.close()
-
-
 def test_openenv_client_plays_the_same_episode_as_the_door(srv):
     registry = srv.app.registry
     env_id = registry.ids["NumberGuess"]
@@ -104,12 +88,7 @@ def test_openenv_client_plays_the_same_episode_as_the_door(srv):
 def test_the_reference_solution_wins_over_openenv(srv):
     registry = srv.app.registry
     env_id = registry.ids["NumberGuess"]
-    env = open_record(registry.get(env_id))
-    try:
-        env.reset(seed=11)
-        solution = list(env.solution())
-    finally:
-        env.close()
+    solution = reference_solution(registry, env_id, 11)
     with GenericEnvClient(base_url=base(srv, env_id)).sync() as client:
         client.reset(seed=11)
         for action in solution:
