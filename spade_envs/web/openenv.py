@@ -196,8 +196,8 @@ async def _refuse(
     if answer:
         try:
             await asyncio.wait_for(websocket.receive_text(), REFUSE_WAIT_S)
-        except (asyncio.TimeoutError, WebSocketDisconnect, RuntimeError):
-            pass
+        except (asyncio.TimeoutError, WebSocketDisconnect, RuntimeError, KeyError):
+            pass  # KeyError: a binary frame; the error is the answer all the same
     try:
         await _send_error(websocket, code, message, **extra)
         await websocket.close(code=1008)
