@@ -22,6 +22,7 @@ public methods as tools, and scores the play with ``get_reward()``. Here:
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 import warnings
@@ -121,6 +122,7 @@ class RegistryEnvironment:
         allow_unvalidated: bool = False,
     ) -> None:
         self._allow_unvalidated = allow_unvalidated
+        self._rng = random.Random()  # the audits' wrong answers: unpredictable on purpose
         self._pins = pins
         self._hint = hint
         self._counts = counts
@@ -215,7 +217,25 @@ class RegistryEnvironment:
         return str(observation)
 
     def get_reward(self) -> float | None:
-        """The episode's return; None for a failed play (counted, never a zero)."""
+        """The episode's return; None for a failed play (counted, never a zero).
+
+        A win is audited first (:func:`spade_envs.runtime.audit.audit_win`): a version
+        that cheated once played is quarantined and the play scores None
+        (``audit_divergence``); a win no replay could confirm scores None too
+        (``audit_failed``)."""
+        if self.won and self.failure is None and self._env is not None:
+            from ..runtime.audit import audit_win
+
+            result = audit_win(
+                self._env,
+                self._registry,
+                self.env_id,
+                self._rng,
+                str(getattr(self._env, "win_rule", "return")),
+            )
+            if result.divergence is not None or result.failed:
+                self.failure = "audit_divergence" if result.divergence else "audit_failed"
+                self.won = False
         self._counts.add(self.env_id, self.won, self.failure)
         self._close()
         return None if self.failure is not None else self.episode_return

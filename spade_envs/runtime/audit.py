@@ -427,6 +427,32 @@ def audit_plays(
     return out, report
 
 
+def audit_win(
+    env: Any, registry: Any, env_id: str, rng: random.Random, win_rule: str = "return"
+) -> AuditResult:
+    """Audit one winning play of an environment the door opened, before its reward
+    counts: a replay in a fresh worker, then the counterfactual (the same play with its
+    answers made wrong); a version caught is quarantined in ``registry``.
+
+    For plays outside the rollout engine, one at a time (TRL's environment object,
+    OpenEnv sessions); call it before ``env`` is closed.
+
+    Returns:
+        The result: a divergence (the version is now quarantined), a failure to replay
+        (the win cannot be confirmed), or a match.
+    """
+    trace, reopen = getattr(env, "trace", None), getattr(env, "twin_opener", None)
+    if trace is None or reopen is None:
+        return AuditResult(failed="the play left no record to replay")
+    result = replay(trace, reopen)
+    if result.divergence is None and not result.failed:
+        top = float(env.reward_range[1])
+        result = counterfactual(trace, reopen, rng, top, "", win_rule)
+    if result.divergence is not None:
+        registry.quarantine(env_id, result.divergence.evidence(env_id, trace.seed))
+    return result
+
+
 def replace_outcome(episode: Any, divergence: Divergence) -> Any:
     """``episode`` voided by an audit (a dataclass copy with outcome ``audit_divergence``)."""
     where = "reset" if divergence.step == 0 else f"step {divergence.step}"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import secrets
 from typing import Any
 
@@ -349,6 +350,8 @@ class _Connection:
         await self.app.play.step(self.client, session, text)
         if session.failed:
             raise HTTPError(400, _last(session, "error") or "The step failed.")
+        if session.won:
+            await self._audit(session)
         return self._observation(reward=session.last_reward)
 
     async def state(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -367,6 +370,30 @@ class _Connection:
         }
 
     # ----- helpers --------------------------------------------------------------------------
+    async def _audit(self, session: PlaySession) -> None:
+        """A win counts only once a replay and the counterfactual confirm it
+        (:func:`spade_envs.runtime.audit.audit_win`, off the event loop); a version
+        caught is quarantined and the session ends (SESSION_ERROR)."""
+        from ..runtime.audit import audit_win
+
+        result = await run_in_threadpool(
+            audit_win,
+            session.env,
+            self.app.registry,
+            session.env_id,
+            random.Random(),
+            session.win_rule,
+        )
+        if result.divergence is None and not result.failed:
+            return
+        why = (
+            f"{session.env_id} behaved differently from its own replay and is now quarantined"
+            if result.divergence is not None
+            else f"this win could not be confirmed by a replay ({result.failed})"
+        )
+        self.app.sessions.end(session, why)
+        raise HTTPError(410, f"The win does not count: {why}.")
+
     async def _still_validated(self) -> None:
         """Every episode re-reads the version's status: one rejected, retired or
         quarantined since the connection opened is not played again."""

@@ -69,3 +69,44 @@ def test_attack_is_neutralized_through_openenv(registry, stem):
         assert step.reward == 0.0 and not step.observation["won"]
     finally:
         stop(server, thread)
+
+
+#: Cheats that fire once played (any answer wins on a fresh worker's first episode at a
+#: small seed; after a date): every reset of TRL and OpenEnv is such a play, so their wins
+#: are audited before they count.
+CAUGHT = ("first_episode_small_seed", "date_fuse_static_type")
+
+
+@pytest.mark.parametrize("stem", CAUGHT)
+def test_cheat_is_quarantined_through_trl(registry, stem):
+    env_id = register(registry, stem)
+    factory = environment_factory([env_id], registry=registry)
+    env = factory()
+    env.reset(env_id=env_id, seed=0)
+    env.act(WRONG)
+    assert env.get_reward() is None  # the "win" never reaches TRL's advantage
+    assert factory.counts.failed["audit_divergence"] == 1 and factory.counts.wins == 0
+    assert registry.get(env_id).status == "quarantined"
+
+
+@pytest.mark.parametrize("stem", CAUGHT)
+def test_cheat_is_quarantined_through_openenv(registry, stem):
+    from spade_envs.web.server import make_server
+
+    env_id = register(registry, stem)
+    server = make_server(
+        ServeConfig(port=0, quiet=True, embedder="hashing"),
+        registry=registry,
+        sandbox=SandboxConfig(**LIMITS),
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.port}/api/v1/openenv/{env_id}"
+        with GenericEnvClient(base_url=base).sync() as client:
+            client.reset(seed=0)
+            with pytest.raises(RuntimeError, match="quarantined"):
+                client.step({"text": WRONG})
+        assert registry.get(env_id).status == "quarantined"
+    finally:
+        stop(server, thread)
