@@ -24,7 +24,7 @@ __all__ = ["CORPUS_COMMANDS"]
 #: What ``import`` reads (``spade_envs.registry.formats.IMPORT_FORMATS``, without SQLAlchemy).
 IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
 #: What ``export`` writes (``spade_envs.registry.formats.EXPORT_FORMATS``).
-EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
+EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool", "verifiers")
 
 
 @click.command("export", cls=SpadeCommand)
@@ -36,7 +36,8 @@ EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
     default="jsonl",
     show_default=True,
     help="package: a directory that pip installs and registers its environments with "
-    "gymnasium. spade-pool: a SPADE run folder (spade_games/ with env_memory.json and hints "
+    "gymnasium. verifiers: such a package that is also a verifiers (0.4) environment "
+    "(vf-eval spade-verifiers-<name>). spade-pool: a SPADE run folder (spade_games/ with env_memory.json and hints "
     "in spade_games_cache/) that the SPADE code trains on.",
 )
 @click.option(
@@ -73,6 +74,7 @@ def export(
       spade-envs export corpus.parquet --format parquet
       spade-envs export my_corpus --format package --status validated
       spade-envs export ./spade_run --format spade-pool --status validated --skill math
+      spade-envs export ./games --format verifiers --status validated
     """
     from ..registry.formats import export_corpus
 
@@ -93,6 +95,15 @@ def export(
     if len(problems) > _LISTED:
         click.echo(f"skipped: and {len(problems) - _LISTED} more version(s)", err=True)
     click.echo(f"exported {count} environment version(s) to {out}")
+    if fmt == "verifiers":
+        from ..registry.package_export import find_manifest
+
+        manifest = find_manifest(Path(out))
+        dist = manifest.parent.name.replace("_", "-") if manifest else "?"
+        click.echo(
+            f"install it beside verifiers 0.4 (pip install {out}), then: vf-eval {dist} "
+            "-m MODEL --client.base-url URL/v1 --no-push"
+        )
     if fmt == "spade-pool":
         click.echo(
             f"SPADE reads it with --spade-games-dir {Path(out) / 'spade_games'} "

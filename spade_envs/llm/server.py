@@ -10,10 +10,16 @@ Endpoints:
     ``GET /v1/models``, ``GET /health``, ``POST /v1/chat/completions`` (``n=1``;
     ``temperature``, ``top_p``, ``max_tokens`` / ``max_completion_tokens``, ``stop``,
     ``seed``, ``logprobs``, ``response_format`` of type ``json_schema`` (decoded under the
-    schema: ``SamplingParams.json_schema``), ``json_object`` or ``text``; no streaming).
+    schema: ``SamplingParams.json_schema``), ``json_object`` or ``text``, ``stream`` with
+    ``stream_options.include_usage``).
     Besides the OpenAI fields, each choice carries ``token_ids`` and the response
     ``prompt_token_ids`` (as vLLM does), and logprob tokens are written ``token_id:N``
     (vLLM's ``return_tokens_as_token_ids`` form).
+
+    ``stream=true`` answers with server-sent events in OpenAI's chunk format (clients such as
+    verifiers' harnesses ask only for streams). The backends generate a completion whole, so
+    the stream carries it as one content chunk, then the finish reason, the usage when asked,
+    and ``data: [DONE]``: the first byte comes when the completion is done, not sooner.
 
 Run it from a shell with ``python -m spade_envs.llm.server smollm2 --port 8000``.
 """
@@ -26,6 +32,7 @@ import logging
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -44,6 +51,15 @@ class _BadRequest(Exception):
         super().__init__(message)
         self.status = status
         self.param = param
+
+
+@dataclass(frozen=True)
+class _Request:
+    messages: list[Message]
+    params: SamplingParams
+    want_logprobs: bool
+    stream: bool
+    include_usage: bool
 
 
 class ChatServer:
@@ -150,12 +166,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = self._read_json()
-            messages, params, want_logprobs = _parse_request(body, self.chat_model.name)
+            request = _parse_request(body, self.chat_model.name)
         except _BadRequest as exc:
             self._error(exc.status, str(exc), param=exc.param)
             return
         try:
-            completion = self.chat_model.generate([messages], params)[0]
+            completion = self.chat_model.generate([request.messages], request.params)[0]
         except Exception as exc:  # the protocol says generate does not raise; guard anyway
             log.exception("The model raised while serving a request")
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"The model failed: {exc}")
@@ -163,7 +179,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not completion.ok:
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, completion.error, kind="server_error")
             return
-        self._send(HTTPStatus.OK, _response(self.chat_model.name, completion, want_logprobs))
+        response = _response(self.chat_model.name, completion, request.want_logprobs)
+        if request.stream:
+            self._send_events(_stream_chunks(response, request.include_usage))
+        else:
+            self._send(HTTPStatus.OK, response)
 
     def _method_not_allowed(self) -> None:
         self._error(HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command} is not supported here.")
@@ -210,6 +230,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
             log.debug("Client went away before the response was sent")
+
+    def _send_events(self, chunks: list[dict[str, Any]]) -> None:
+        # HTTP/1.0 without a Content-Length: the body ends when the connection closes,
+        # which is how an SSE stream ends anyway.
+        data = b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks)
+        try:
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            self.wfile.write(data + b"data: [DONE]\n\n")
+        except (BrokenPipeError, ConnectionResetError):
+            log.debug("Client went away before the stream was sent")
+        self.close_connection = True
 
     def _error(
         self,
@@ -273,7 +307,7 @@ def _messages(raw: Any) -> list[Message]:
     return messages
 
 
-def _parse_request(body: Any, served: str) -> tuple[list[Message], SamplingParams, bool]:
+def _parse_request(body: Any, served: str) -> _Request:
     if not isinstance(body, dict):
         raise _BadRequest(HTTPStatus.BAD_REQUEST, "The body must be a JSON object.")
     model = body.get("model")
@@ -284,10 +318,19 @@ def _parse_request(body: Any, served: str) -> tuple[list[Message], SamplingParam
             "(GET /v1/models lists it).",
             "model",
         )
-    if body.get("stream"):
+    stream = body.get("stream", False)
+    if stream is None:
+        stream = False
+    if not isinstance(stream, bool):
+        raise _BadRequest(HTTPStatus.BAD_REQUEST, "'stream' must be true or false.", "stream")
+    options = body.get("stream_options")
+    if options is not None and not (isinstance(options, dict) and stream):
         raise _BadRequest(
-            HTTPStatus.BAD_REQUEST, "Streaming is not supported; send stream=false.", "stream"
+            HTTPStatus.BAD_REQUEST,
+            "'stream_options' must be an object, and is only allowed with stream=true.",
+            "stream_options",
         )
+    include_usage = bool((options or {}).get("include_usage", False))
     n = body.get("n", 1)
     if n not in (1, None):
         raise _BadRequest(HTTPStatus.BAD_REQUEST, f"Only n=1 is supported, got n={n!r}.", "n")
@@ -318,7 +361,7 @@ def _parse_request(body: Any, served: str) -> tuple[list[Message], SamplingParam
         )
     except LLMConfigError as exc:
         raise _BadRequest(HTTPStatus.BAD_REQUEST, str(exc)) from None
-    return messages, params, want_logprobs
+    return _Request(messages, params, want_logprobs, stream, include_usage)
 
 
 def _response_schema(value: Any) -> dict[str, Any] | None:
@@ -387,6 +430,32 @@ def _response(name: str, completion: Any, want_logprobs: bool) -> dict[str, Any]
         },
         "prompt_token_ids": list(completion.prompt_token_ids),
     }
+
+
+def _stream_chunks(response: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """A whole completion as OpenAI's ``chat.completion.chunk`` events (without [DONE])."""
+    (choice,) = response["choices"]
+    head = {
+        "id": response["id"],
+        "object": "chat.completion.chunk",
+        "created": response["created"],
+        "model": response["model"],
+    }
+    content = {
+        "index": 0,
+        "delta": {"role": "assistant", "content": choice["message"]["content"]},
+        "logprobs": choice["logprobs"],
+        "finish_reason": None,
+        "token_ids": choice["token_ids"],
+    }
+    finish = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": choice["finish_reason"]}
+    chunks = [
+        {**head, "choices": [content], "prompt_token_ids": response["prompt_token_ids"]},
+        {**head, "choices": [finish]},
+    ]
+    if include_usage:
+        chunks.append({**head, "choices": [], "usage": response["usage"]})
+    return chunks
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,7 +65,7 @@ __all__ = [
     "spade_skill",
 ]
 
-EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
+EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool", "verifiers")
 IMPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool")
 
 
@@ -188,8 +188,9 @@ def export_corpus(
     Args:
         registry: The registry to read.
         out: A file (``jsonl``, ``parquet``) or a new or empty directory (``package``,
-            ``spade-pool``).
-        format: ``"jsonl"``, ``"parquet"``, ``"package"`` or ``"spade-pool"``.
+            ``spade-pool``, ``verifiers``).
+        format: ``"jsonl"``, ``"parquet"``, ``"package"``, ``"spade-pool"`` or
+            ``"verifiers"`` (a package that is a verifiers 0.4 environment).
         status, skill, kind, origin: Only versions with these values.
         ids: Only these versions (``spade/<Name>-v<N>``).
         problems: Gets one line per selected version that was not written, and why
@@ -204,7 +205,7 @@ def export_corpus(
     """
     fmt = _normalise_format(format, EXPORT_FORMATS, "export")
     out = Path(out)
-    if fmt == "package":
+    if fmt in ("package", "verifiers"):
         check_package_target(out)  # before reading the registry: fail fast
     elif fmt == "spade-pool":
         check_pool_target(out)
@@ -218,8 +219,8 @@ def export_corpus(
     )
     if fmt == "jsonl":
         return _export_jsonl(records, out)
-    if fmt == "package":
-        return export_package(list(records), out)
+    if fmt in ("package", "verifiers"):
+        return export_package(list(records), out, verifiers=fmt == "verifiers")
     if fmt == "spade-pool":
         return export_pool(records, out, problems)
     return export_parquet(records, out)

@@ -28,10 +28,10 @@ from .records import EnvRecord
 __all__ = ["check_package_target", "export_package", "find_manifest", "read_package"]
 
 
-def _package_name(out: Path) -> str:
+def _package_name(out: Path, prefix: str = "spade_corpus") -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", out.name.lower()).strip("_")
-    slug = re.sub(r"^spade_corpus_?", "", slug) or "corpus"
-    return f"spade_corpus_{slug}"
+    slug = re.sub(rf"^{prefix}_?", "", slug) or "corpus"
+    return f"{prefix}_{slug}"
 
 
 def check_package_target(out: Path) -> None:
@@ -45,13 +45,21 @@ def check_package_target(out: Path) -> None:
         )
 
 
-def export_package(records: list[EnvRecord], out: Path) -> int:
+def export_package(records: list[EnvRecord], out: Path, *, verifiers: bool = False) -> int:
     """Write ``records`` as a pip-installable package at ``out``; returns how many.
 
     The package is built in ``<out>.partial`` and renamed into place, so an interrupted
     export leaves no half-written package at ``out``.
+
+    Args:
+        records: The versions.
+        out: A new or empty directory.
+        verifiers: Write a verifiers (0.4) environment package instead: named
+            ``spade_verifiers_<slug>``, depending on verifiers, and exporting a
+            ``Taskset`` and an ``Env`` (:mod:`spade_envs.integrations.verifiers`) that
+            play the packaged versions, so ``vf-eval spade-verifiers-<slug>`` runs them.
     """
-    package = _package_name(out)
+    package = _package_name(out, "spade_verifiers" if verifiers else "spade_corpus")
     entries = []
     files: dict[str, bytes] = {}
     for record in records:
@@ -76,13 +84,20 @@ def export_package(records: list[EnvRecord], out: Path) -> int:
         (root / "manifest.json").write_text(
             json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        (root / "__init__.py").write_text(_PACKAGE_INIT, encoding="utf-8")
+        init = _PACKAGE_INIT + (_VERIFIERS_INIT if verifiers else "")
+        (root / "__init__.py").write_text(init, encoding="utf-8")
+        dependencies = f'"spade-envs>={__version__}"'
+        if verifiers:
+            dependencies += ', "verifiers>=0.4,<0.5"'
         (tmp / "pyproject.toml").write_text(
             _PYPROJECT.format(
                 dist=package.replace("_", "-"),
                 package=package,
                 count=len(entries),
-                spade=__version__,
+                dependencies=dependencies,
+                what="a verifiers environment"
+                if verifiers
+                else "registered with Gymnasium on import",
             ),
             encoding="utf-8",
         )
@@ -103,9 +118,9 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "{dist}"
 version = "1.0.0"
-description = "{count} spade-envs environment version(s), registered with Gymnasium on import."
+description = "{count} spade-envs environment version(s), {what}."
 requires-python = ">=3.10"
-dependencies = ["spade-envs>={spade}"]
+dependencies = [{dependencies}]
 
 [tool.setuptools]
 packages = ["{package}"]
@@ -245,6 +260,31 @@ def register_into(
 
 
 register_gym()
+'''
+
+# Appended to the package's __init__ by ``--format verifiers``: verifiers' loader imports
+# the package by its name and takes the one Taskset and the one Env in ``__all__``.
+_VERIFIERS_INIT = '''
+
+# ---------------------------------------------------------------- verifiers (0.4)
+import sys as _sys
+
+from spade_envs.integrations.verifiers import RegistryEnv, RegistryTaskset
+
+
+class PackagedTaskset(RegistryTaskset):
+    """This package's versions as a verifiers taskset: validated into a registry of
+    their own on first use (``--env.taskset.registry``, default a file under
+    ``~/.cache/spade-envs/verifiers/``), then played from it through the sandbox."""
+
+    package = _sys.modules[__name__]
+
+
+class PackagedEnv(RegistryEnv):
+    """Plays a task of :class:`PackagedTaskset` (see spade_envs.integrations.verifiers)."""
+
+
+__all__ = [*__all__, "PackagedEnv", "PackagedTaskset"]
 '''
 
 

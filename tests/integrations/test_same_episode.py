@@ -1,6 +1,7 @@
 """One episode per seed, whoever plays it: ``gym.make``, our rollouts, TRL's environment
-object and OpenEnv's own client over a real server give the same first observation and
-the same rewards for the same ID, seed and actions (verifiers is not wired yet).
+object, OpenEnv's own client over a real server, and verifiers' ``Env.run_episode``
+(in ``.venv-verifiers``, its model served over HTTP) give the same first observation and
+the same rewards for the same ID, seed and actions.
 
 The actions are each seed's reference solution, so every channel must show the win.
 """
@@ -21,6 +22,7 @@ from spade_envs.web.config import ServeConfig
 from ..agent.conftest import ScriptedModel
 from ..play_support import reference_solution
 from ..web.conftest import stop
+from .verifiers_support import PlanModel, run_verifiers, serve_model
 
 SEEDS = (0, 13)
 
@@ -90,22 +92,56 @@ def by_openenv(port, env_id, seed, actions):
     return first, rewards
 
 
+def by_verifiers(registry, plans):
+    """Every (ID, seed) through verifiers in one run: the served model answers each
+    task's planned actions (the runner waits for the plan before each task)."""
+    model = PlanModel()
+    with serve_model(model) as server:
+        episodes, counts, refusal = run_verifiers(
+            {
+                "registry": registry.url,
+                "envs": list(registry.ids.values()),
+                "seeds": list(SEEDS),
+                "base_url": f"{server.url}/v1",
+                "model": model.name,
+            },
+            plans=lambda info: plans.get((info["env_id"], info["seed"]), ["pass"]),
+            model=model,
+        )
+    assert refusal is None, refusal
+    played = {}
+    for episode in episodes:
+        task = episode["task"]
+        assert episode["ok"], episode["errors"]
+        assert episode["spade"]["sha256"] == registry.get(task["env_id"]).sha256
+        played[(task["env_id"], task["seed"])] = (episode["prompt"], episode["spade"]["rewards"])
+    assert counts["spade/failed"] == 0
+    return played
+
+
 def test_every_integration_plays_the_same_episode_for_the_same_seed(registry):
     from spade_envs.web.server import make_server
 
     server = make_server(ServeConfig(port=0, quiet=True, embedder="hashing"), registry=registry)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    plans = {
+        (env_id, seed): reference_solution(registry, env_id, seed)
+        for env_id in registry.ids.values()
+        for seed in SEEDS
+    }
+    verifiers = by_verifiers(registry, plans)
     try:
         for env_id in registry.ids.values():
             for seed in SEEDS:
-                actions = reference_solution(registry, env_id, seed)
+                actions = plans[(env_id, seed)]
                 first, rewards = by_gym(env_id, seed, actions)
                 assert sum(rewards) > 0, "the reference solution wins its own episode"
                 played = {
                     "rollout": by_rollout(registry, env_id, seed, actions),
                     "trl": by_trl(registry, env_id, seed, actions),
                     "openenv": by_openenv(server.port, env_id, seed, actions),
+                    "verifiers": verifiers[(env_id, seed)],
                 }
                 for who, (text, got) in played.items():
                     assert first in text, f"{who}: another first observation for seed {seed}"

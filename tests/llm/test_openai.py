@@ -7,6 +7,7 @@ one "token" per character); misbehaving servers are plain stdlib HTTP servers.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -387,7 +388,9 @@ def test_server_response_shape(server):
         (b"{not json", 400, "not valid JSON"),
         ([1, 2], 400, "JSON object"),
         ({"messages": user("a"), "n": 2}, 400, "n=1"),
-        ({"messages": user("a"), "stream": True}, 400, "Streaming"),
+        ({"messages": user("a"), "stream": "yes"}, 400, "'stream'"),
+        ({"messages": user("a"), "stream_options": {"include_usage": True}}, 400, "stream=true"),
+        ({"messages": user("a"), "stream": True, "stream_options": 3}, 400, "stream_options"),
         ({"messages": user("a"), "model": "gpt-9"}, 404, "reverser"),
         ({}, 400, "messages"),
         ({"messages": [{"role": "wizard", "content": "a"}]}, 400, "role"),
@@ -406,6 +409,49 @@ def test_server_rejects_malformed_requests(server, payload, status, words):
     assert got == status
     assert words in body["error"]["message"]
     assert body["error"]["code"] == status
+
+
+def _events(server, payload) -> tuple[str, list]:
+    request = urllib.request.Request(
+        f"{server.url}/v1/chat/completions", data=json.dumps(payload).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        kind = response.headers["Content-Type"]
+        raw = response.read().decode()
+    assert raw.endswith("data: [DONE]\n\n")
+    events = [block.removeprefix("data: ") for block in raw.split("\n\n") if block]
+    return kind, [json.loads(e) for e in events[:-1]]
+
+
+def test_server_streams_server_sent_events(server):
+    kind, chunks = _events(
+        server,
+        {"messages": user("abc"), "stream": True, "stream_options": {"include_usage": True}},
+    )
+    assert kind == "text/event-stream"
+    assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+    assert len({c["id"] for c in chunks}) == 1
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+    assert text == "cba"
+    finishes = [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]]
+    assert finishes == [None, "stop"]
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 6
+    _, plain = _events(server, {"messages": user("abc"), "stream": True})
+    assert all("usage" not in c for c in plain) and len(plain) == 2
+
+
+def test_official_client_reads_the_stream(server):
+    openai = pytest.importorskip("openai") if not os.environ.get("CI") else __import__("openai")
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+    stream = client.chat.completions.create(
+        model="reverser",
+        messages=user("hello"),
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "olleh"
+    assert chunks[-1].usage.completion_tokens == 5
 
 
 def test_server_routes_and_methods(server):

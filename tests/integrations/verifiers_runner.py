@@ -1,0 +1,80 @@
+"""Runs in ``.venv-verifiers`` (verifiers 0.4 pins openai<3, so it has a venv of its own):
+plays registry tasks with :func:`spade_envs.integrations.verifiers.load_environment` and
+verifiers' own ``Env.run_episode`` against an OpenAI-compatible server.
+
+``python verifiers_runner.py '<json>'`` with ``registry``, ``envs``, ``base_url``,
+``model`` and optionally ``num_seeds``, ``first_seed``, ``seeds``, ``hint``, ``allow_unvalidated``,
+``max_turns`` and ``step`` (before each task print ``{"next": <task info>}`` and wait for a
+line on stdin, so a scripted server can be told what to answer). Prints one JSON line per
+episode, then ``{"counts": ...}``. A refused selection prints ``{"error": ...}`` and exits 3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+
+
+def main() -> int:
+    args = json.loads(sys.argv[1])
+    os.environ.setdefault("SPADE_TEST_KEY", "unused")
+    from spade_envs.error import SpadeError
+
+    try:
+        from spade_envs.integrations.verifiers import load_environment
+
+        env = load_environment(
+            args["envs"],
+            registry=args["registry"],
+            num_seeds=args.get("num_seeds", 1),
+            first_seed=args.get("first_seed", 0),
+            seeds=args.get("seeds", ()),
+            hint=args.get("hint", False),
+            allow_unvalidated=args.get("allow_unvalidated", False),
+            max_turns=args.get("max_turns"),
+        )
+        tasks = list(env.taskset)
+    except SpadeError as exc:
+        print(json.dumps({"error": str(exc), "type": type(exc).__name__}), flush=True)
+        return 3
+    import verifiers.v1 as vf
+
+    ctx = vf.ModelContext(
+        model=args["model"],
+        client=vf.EvalClientConfig(base_url=args["base_url"], api_key_var="SPADE_TEST_KEY"),
+        sampling=vf.SamplingConfig(),
+    )
+
+    async def play() -> None:
+        async with env.serving():
+            for task in tasks:
+                if args.get("step"):
+                    print(json.dumps({"next": task.data.info}), flush=True)
+                    sys.stdin.readline()
+                started = time.perf_counter()
+                episode = await env.run_episode(task, ctx)
+                trace = episode.traces[0] if episode.traces else None
+                row = {
+                    "task": task.data.info,
+                    "prompt": task.data.prompt,
+                    "ok": episode.ok,
+                    "errors": [f"{e.type}: {e.message}" for e in episode.errors],
+                    "spade": trace.info.get("spade") if trace else None,
+                    "rewards": {k: (v.value if v else None) for k, v in trace.rewards.items()}
+                    if trace
+                    else {},
+                    "turns": trace.num_turns if trace else 0,
+                    "wall_s": time.perf_counter() - started,
+                }
+                print(json.dumps(row), flush=True)
+
+    asyncio.run(play())
+    print(json.dumps({"counts": env.counts.metrics()}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
