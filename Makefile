@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo demo-seeds test test-vllm lint clean sandbox-deps .venv-vllm
+.PHONY: demo demo-seeds test test-vllm lint clean sandbox-deps .venv-vllm .venv-verifiers
 
 ## sandbox-deps: bubblewrap and libseccomp, the sandbox's two main layers. As root with
 ## apt-get they are installed; otherwise the command to run is printed (and the sandbox
@@ -57,6 +57,26 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 	.venv-vllm/bin/python -m pip install -q -e .
 	touch .venv-vllm/.installed
 
+## .venv-verifiers: verifiers 0.4 (prime-rl's environment format) in a venv of its own: it
+## pins openai<3 and mcp==2.0.0, which clash with .venv's openai 3. Its `null` harness runs
+## the model's chat loop as a uv script; the script's packages are fetched into uv's cache
+## here, so a first evaluation does not wait for them. Two steps, like .venv-vllm.
+VERIFIERS_VERSION := 0.4.0
+.venv-verifiers/.deps:
+	test -x .venv-verifiers/bin/python || $(PYTHON) -m venv .venv-verifiers
+	.venv-verifiers/bin/python -m pip install -q --upgrade pip
+	.venv-verifiers/bin/python -m pip install -q verifiers==$(VERIFIERS_VERSION) uv
+	.venv-verifiers/bin/python -c "from verifiers.v1.harnesses.utils.launch import \
+	  CHAT_PROGRAM_SOURCE as s; open('.venv-verifiers/chat_program.py', 'w').write(s)"
+	.venv-verifiers/bin/uv sync --script .venv-verifiers/chat_program.py -q --no-config
+	touch .venv-verifiers/.deps
+
+.venv-verifiers: .venv-verifiers/.installed
+
+.venv-verifiers/.installed: .venv-verifiers/.deps pyproject.toml
+	.venv-verifiers/bin/python -m pip install -q -e .
+	touch .venv-verifiers/.installed
+
 RUN_DIR ?= runs/demo
 DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db
 
@@ -86,9 +106,10 @@ demo-seeds: $(STAMP)
 	$(BIN)/spade-envs play Mastermind --seed 2 --auto solution --isolation sandbox
 
 ## test: set up and run the whole test suite (slow model tests included): the main suite
-## from .venv, then the tests of the real vLLM engine from .venv-vllm
+## from .venv (its verifiers tests run verifiers in .venv-verifiers), then the tests of the
+## real vLLM engine from .venv-vllm
 VLLM_TESTS = $(sort $(wildcard tests/*/test_vllm*.py))
-test: $(STAMP) .venv-vllm/.installed sandbox-deps
+test: $(STAMP) .venv-vllm/.installed .venv-verifiers/.installed sandbox-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider -m "not vllm"
 	$(MAKE) test-vllm
 
@@ -100,4 +121,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check spade_envs tests benchmarks
 
 clean:
-	rm -rf $(VENV) .venv-vllm .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-vllm .venv-verifiers .pytest_cache .hypothesis

@@ -6,17 +6,22 @@ Prints:
      127.0.0.1 (``spade-envs serve``'s WebSocket, the play sessions' executor and
      deadlines), each the median of 5 alternating blocks, and their ratio;
   2. with ``--trl``: one TRL GRPO step of ``examples/trl_grpo.py`` (SmolLM2, 2 plays) and
-     the share of its wall time spent in environment calls (target < 1% beside the model).
+     the share of its wall time spent in environment calls (target < 1% beside the model);
+  3. with ``--verifiers``: a verifiers 0.4 evaluation (``examples/verifiers_eval.py`` in
+     ``.venv-verifiers``) of SmolLM2, served by our OpenAI-compatible server, on 4 tasks,
+     and the share of its wall time spent in environment calls (target < 1%).
 
-    python benchmarks/integration_overhead.py [--steps 400] [--trl]
+    python benchmarks/integration_overhead.py [--steps 400] [--trl] [--verifiers]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
@@ -113,15 +118,51 @@ def trl_share() -> None:
     )
 
 
+def verifiers_share() -> None:
+    from spade_envs.llm import load_model
+    from spade_envs.llm.server import serve
+    from spade_envs.registry import Registry
+    from spade_envs.runtime import register_seed
+
+    vf_bin = ROOT / ".venv-verifiers" / "bin"
+    if not (vf_bin / "python").exists():
+        raise SystemExit("verifiers lives in .venv-verifiers: run `make .venv-verifiers` first.")
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/registry.db"
+        ids = [register_seed(Registry(url), n) for n in ("NumberGuess", "ModularEquation")]
+        with load_model("smollm2") as model, serve(model) as server:
+            ran = subprocess.run(
+                [str(vf_bin / "python"), str(ROOT / "examples" / "verifiers_eval.py"), *ids]
+                + ["--registry", url, "--base-url", f"{server.url}/v1", "--model", model.name]
+                + ["--seeds", "2", "--max-turns", "4", "--max-tokens", "64", "--json"],
+                env={**os.environ, "PATH": f"{vf_bin}:{os.environ['PATH']}"},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+    if ran.returncode != 0:
+        raise SystemExit(f"the verifiers evaluation failed:\n{ran.stderr[-3000:]}")
+    summary = json.loads(ran.stdout.strip().splitlines()[-1])
+    print(
+        f"verifiers evaluation (SmolLM2, {summary['episodes']} episodes, "
+        f"{int(summary['spade/failed'])} failed): {summary['wall_s']:.1f} s wall, "
+        f"environments {summary['spade/env_seconds']:.2f} s = "
+        f"{100 * summary['env_share']:.2f}% (target < 1%)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--trl", action="store_true", help="also time a TRL GRPO step")
+    parser.add_argument("--verifiers", action="store_true", help="also time a verifiers evaluation")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     transport(args.steps)
     if args.trl:
         trl_share()
+    if args.verifiers:
+        verifiers_share()
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool", "verifiers")
     show_default=True,
     help="package: a directory that pip installs and registers its environments with "
     "gymnasium. verifiers: such a package that is also a verifiers (0.4) environment "
-    "(vf-eval spade-verifiers-<name>). spade-pool: a SPADE run folder (spade_games/ with env_memory.json and hints "
+    "(vf-eval spade-verifiers-<name>). spade-pool: a SPADE run folder (spade_games/ with "
+    "env_memory.json and hints "
     "in spade_games_cache/) that the SPADE code trains on.",
 )
 @click.option(

@@ -1,5 +1,6 @@
-"""The play-time attack corpus through each integration: TRL's environment object and
-OpenEnv's client over a real server play through the door, so a cheat that fires only
+"""The play-time attack corpus through each integration: TRL's environment object,
+OpenEnv's client over a real server and verifiers (in ``.venv-verifiers``) play through
+the door, so a cheat that fires only
 once played (a model's seconds between reset and step; a reset without a seed) does not
 fire there either.
 
@@ -21,6 +22,7 @@ from spade_envs.web.config import ServeConfig
 
 from ..runtime.test_play_attacks import LIMITS, WRONG, register
 from ..web.conftest import stop
+from .verifiers_support import PlanModel, run_verifiers, serve_model
 
 ATTACKS = ("latency_dataclasses_time", "seedless_reset")
 
@@ -110,3 +112,48 @@ def test_cheat_is_quarantined_through_openenv(registry, stem):
         assert registry.get(env_id).status == "quarantined"
     finally:
         stop(server, thread)
+
+
+@pytest.mark.parametrize("stem", CAUGHT)
+def test_cheat_is_quarantined_through_verifiers(registry, stem):
+    env_id = register(registry, stem)
+    model = PlanModel()
+    model.plan = [WRONG]
+    with serve_model(model) as server:
+        episodes, counts, refusal = run_verifiers(
+            {
+                "registry": registry.url,
+                "envs": [env_id],
+                "seeds": [0],
+                "base_url": f"{server.url}/v1",
+                "model": model.name,
+            }
+        )
+    assert refusal is None
+    (episode,) = episodes
+    # The "win" is audited before it is scored: an errored episode, never a reward.
+    assert not episode["ok"] and "episode_return" not in episode["rewards"]
+    assert any("audit_divergence" in e for e in episode["errors"])
+    assert counts["spade/failed_audit_divergence"] == 1 and counts["spade/wins"] == 0
+    assert registry.get(env_id).status == "quarantined"
+
+
+@pytest.mark.parametrize("stem", ATTACKS)
+def test_attack_is_neutralized_through_verifiers(registry, stem):
+    env_id = register(registry, stem)
+    model = PlanModel()
+    model.plan = [WRONG]
+    with serve_model(model) as server:
+        episodes, counts, _ = run_verifiers(
+            {
+                "registry": registry.url,
+                "envs": [env_id],
+                "seeds": [5],
+                "max_turns": 1,
+                "base_url": f"{server.url}/v1",
+                "model": model.name,
+            }
+        )
+    (episode,) = episodes
+    assert episode["ok"] and episode["rewards"]["episode_return"] == 0.0
+    assert counts["spade/wins"] == 0

@@ -4,7 +4,7 @@ verifiers' own ``Env.run_episode`` against an OpenAI-compatible server.
 
 ``python verifiers_runner.py '<json>'`` with ``registry``, ``envs``, ``base_url``,
 ``model`` and optionally ``num_seeds``, ``first_seed``, ``seeds``, ``hint``, ``allow_unvalidated``,
-``max_turns`` and ``step`` (before each task print ``{"next": <task info>}`` and wait for a
+``max_turns``, ``max_tokens`` and ``step`` (before each task print ``{"next": <task info>}`` and wait for a
 line on stdin, so a scripted server can be told what to answer). Prints one JSON line per
 episode, then ``{"counts": ...}``. A refused selection prints ``{"error": ...}`` and exits 3.
 """
@@ -45,7 +45,7 @@ def main() -> int:
     ctx = vf.ModelContext(
         model=args["model"],
         client=vf.EvalClientConfig(base_url=args["base_url"], api_key_var="SPADE_TEST_KEY"),
-        sampling=vf.SamplingConfig(),
+        sampling=vf.SamplingConfig(max_tokens=args.get("max_tokens"), temperature=0.7),
     )
 
     async def play() -> None:
