@@ -23,7 +23,7 @@ from ..agent.failures import failure_outcome, finite_reward
 from ..agent.policy import with_hint
 from ..core.wins import is_won
 from ..error import SpadeError
-from ..registry.pins import Pin, pin, require_validated
+from ..registry.pins import Pin, Query, pin, require_validated
 
 __all__ = ["INTRO", "PlayCounts", "RegistryEnvironment", "check_row", "pin_envs"]
 
@@ -253,9 +253,14 @@ def check_row(env_id: Any, seed: Any, sha256: Any) -> None:
         raise SpadeError(f"The row's seed must be a whole number from 0 to 2**63-1, not {seed!r}.")
 
 
-def pin_envs(registry: Any, envs: Iterable[str], allow_unvalidated: bool = False) -> dict[str, Pin]:
-    """Pin every ID in ``envs`` (a bare name resolves to its newest validated version,
-    and says so on stdout); SpadeError for an empty list or a version refused."""
+def pin_envs(
+    registry: Any, envs: Iterable[str] | Query, allow_unvalidated: bool = False
+) -> dict[str, Pin]:
+    """Pin every ID in ``envs``, or every version a :class:`~spade_envs.registry.pins.Query`
+    selects (a bare name resolves to its newest validated version, and says so on
+    stdout); SpadeError for an empty selection or a version refused."""
+    if isinstance(envs, Query):
+        envs = envs.ids(registry)
     out = {}
     for ident in envs:
         pinned = pin(registry, ident, allow_unvalidated=allow_unvalidated)

@@ -27,10 +27,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..error import SpadeError
+from ..registry.pins import Query
 from .plays import PlayCounts, RegistryEnvironment, pin_envs
 
 __all__ = [
     "PlayCounts",
+    "Query",
     "RegistryEnvironment",
     "check_trl",
     "environment_factory",
@@ -79,7 +81,7 @@ def check_trl() -> str:
 
 
 def environment_factory(
-    envs: Sequence[str],
+    envs: Sequence[str] | Query,
     *,
     hint: bool = False,
     registry: Any = None,
@@ -89,7 +91,9 @@ def environment_factory(
 
     Args:
         envs: ``spade/<Name>-v<N>`` IDs (bare names resolve to their newest validated
-            version, and say so).
+            version, and say so), or a :class:`~spade_envs.registry.pins.Query` (for
+            example ``Query(skill="math", kind="text")``: the newest validated version of
+            each matching name).
         hint: Give every play the environment's hint (the hinted condition of regret).
         registry: The registry (default: the shared one, ``SPADE_REGISTRY_URL``).
         allow_unvalidated: Also train on versions that are not validated (refused
@@ -132,7 +136,8 @@ def registry_dataset(
     """A ``datasets.Dataset`` of one row per (environment, seed) for TRL.
 
     Args:
-        envs: IDs, or the factory from :func:`environment_factory` (its pins).
+        envs: IDs, a :class:`~spade_envs.registry.pins.Query`, or the factory from
+            :func:`environment_factory` (its pins).
         seeds: Reset seeds; each environment gets each seed.
         system_prompt: The system message of every prompt (default: the agent's own).
         registry: The registry (when ``envs`` are IDs).

@@ -66,9 +66,11 @@ vf = _require_verifiers()
 from verifiers.v1.errors import EnvError  # noqa: E402
 
 from ..agent.policy import system_prompt as _agent_system_prompt  # noqa: E402
+from ..registry.pins import Query  # noqa: E402
 from .plays import PlayCounts, RegistryEnvironment, pin_envs  # noqa: E402
 
 __all__ = [
+    "Query",
     "RegistryEnv",
     "RegistryEnvConfig",
     "RegistryTask",
@@ -84,6 +86,10 @@ class RegistryTasksetConfig(vf.TasksetConfig):
     Attributes:
         envs: ``spade/<Name>-v<N>`` IDs (a bare name resolves to its newest validated
             version, and says so).
+        skill, kind, origin: Without ``envs``: the newest validated version of every
+            name with this skill, kind and origin (a
+            :class:`~spade_envs.registry.pins.Query`).
+        limit: Without ``envs``: at most this many versions.
         registry: The registry URL (default: ``SPADE_REGISTRY_URL`` or the default file).
         num_seeds: Seeds per version: ``first_seed`` ... ``first_seed + num_seeds - 1``.
         first_seed: The first reset seed.
@@ -94,6 +100,10 @@ class RegistryTasksetConfig(vf.TasksetConfig):
 
     id: str = TASKSET_ID
     envs: list[str] = []
+    skill: str | None = None
+    kind: str | None = None
+    origin: str | None = None
+    limit: int | None = None
     registry: str | None = None
     num_seeds: int = 8
     first_seed: int = 0
@@ -172,14 +182,19 @@ class RegistryTaskset(vf.Taskset[RegistryTask, RegistryTasksetConfig]):
     def pins(self) -> dict:
         """The pinned versions (an empty selection is a SpadeError)."""
         if getattr(self, "_pins", None) is None:
-            envs = list(self.config.envs)
+            config = self.config
+            envs: list[str] | Query = list(config.envs)
+            query = Query(config.skill, config.kind, config.origin, limit=config.limit)
             if self.package is not None:
                 envs = self._packaged_ids(envs)
+            elif not envs and query != Query():
+                envs = query
             if not envs:
                 raise SpadeError(
-                    "No environments given: set envs (--env.taskset.envs) to spade/<Name>-v<N> IDs."
+                    "No environments given: set envs (--env.taskset.envs) to "
+                    "spade/<Name>-v<N> IDs, or select by skill, kind or origin."
                 )
-            self._pins = pin_envs(self.registry(), envs, self.config.allow_unvalidated)
+            self._pins = pin_envs(self.registry(), envs, config.allow_unvalidated)
         return self._pins
 
     def _packaged_ids(self, asked: list[str]) -> list[str]:
@@ -327,7 +342,7 @@ sys.modules.setdefault("spade_registry", sys.modules[__name__])
 
 
 def load_environment(
-    envs: Sequence[str],
+    envs: Sequence[str] | Query,
     *,
     registry: str | None = None,
     num_seeds: int = 8,
@@ -340,7 +355,8 @@ def load_environment(
     """A verifiers ``Env`` playing registry versions.
 
     Args:
-        envs: ``spade/<Name>-v<N>`` IDs.
+        envs: ``spade/<Name>-v<N>`` IDs, or a :class:`~spade_envs.registry.pins.Query`
+            (``Query(skill="math")``: the newest validated version of each such name).
         registry: Registry URL (default: the shared one).
         num_seeds: Tasks per version (seeds ``first_seed`` onwards).
         first_seed: The first seed.
@@ -356,9 +372,19 @@ def load_environment(
     player: dict[str, Any] = {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}
     if max_turns is not None:
         player["max_turns"] = max_turns
+    selection: dict[str, Any] = (
+        {"envs": list(envs)}
+        if not isinstance(envs, Query)
+        else {"skill": envs.skill, "kind": envs.kind, "origin": envs.origin, "limit": envs.limit}
+    )
+    if isinstance(envs, Query) and (envs.status != "validated" or not envs.newest_only):
+        raise SpadeError(
+            "verifiers tasksets select the newest validated version of each name; pass "
+            "IDs to play other versions."
+        )
     config = RegistryEnvConfig(
         taskset=RegistryTasksetConfig(
-            envs=list(envs),
+            **selection,
             registry=registry,
             num_seeds=num_seeds,
             first_seed=first_seed,

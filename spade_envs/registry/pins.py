@@ -15,7 +15,7 @@ from typing import Any
 from ..error import SpadeError, UnknownEnvironmentError
 from .ids import NAMESPACE, env_id, parse_env_id
 
-__all__ = ["Pin", "pin", "require_validated"]
+__all__ = ["Pin", "Query", "pin", "require_validated"]
 
 _SLUG = re.compile(r"(?P<name>[A-Za-z0-9]+)-v(?P<version>[1-9][0-9]{0,8})")
 _NAME = re.compile(r"[A-Za-z0-9]{1,64}")
@@ -50,6 +50,61 @@ class Pin:
             f"{self.asked} resolved to {self.env_id} (its newest validated version, "
             f"sha256 {self.sha256[:12]}); pass {self.env_id} to pin it."
         )
+
+
+@dataclass(frozen=True)
+class Query:
+    """A selection of stored versions, for an integration to train on or serve: every
+    filter given must match.
+
+    Attributes:
+        skill: Only this skill family (``math``, ``logic``, ...).
+        kind: Only ``text``, ``tool`` or ``game`` versions.
+        origin: Only ``seed``, ``designer`` or ``imported`` ones.
+        status: Only versions with this status (``validated``; anything else is refused
+            by the integrations unless they are asked to allow it).
+        newest_only: Only the newest matching version of each name.
+        limit: At most this many (by name, then version).
+    """
+
+    skill: str | None = None
+    kind: str | None = None
+    origin: str | None = None
+    status: str = "validated"
+    newest_only: bool = True
+    limit: int | None = None
+
+    def ids(self, registry: Any) -> list[str]:
+        """The matching versions' IDs; SpadeError when none matches (with the query)."""
+        from ..core.metadata import KINDS, ORIGINS
+        from .formats import select_records
+
+        for value, allowed, what in ((self.kind, KINDS, "kind"), (self.origin, ORIGINS, "origin")):
+            if value is not None and value not in allowed:
+                raise SpadeError(f"{what} must be one of {', '.join(allowed)}; got {value!r}.")
+        if self.limit is not None and self.limit < 1:
+            raise SpadeError(f"limit must be at least 1, got {self.limit}.")
+        records = select_records(
+            registry, status=self.status, skill=self.skill, kind=self.kind, origin=self.origin
+        )
+        newest: dict[str, Any] = {}
+        chosen = []
+        for record in records:
+            if self.newest_only:
+                if record.name not in newest or record.version > newest[record.name].version:
+                    newest[record.name] = record
+            else:
+                chosen.append(record)
+        if self.newest_only:
+            chosen = list(newest.values())
+        ids = [r.id for r in sorted(chosen, key=lambda r: (r.name, r.version))]
+        if self.limit is not None:
+            ids = ids[: self.limit]
+        if not ids:
+            raise SpadeError(
+                f"No stored version matches {self} (`spade-envs list` shows what there is)."
+            )
+        return ids
 
 
 def pin(registry: Any, ident: str, *, allow_unvalidated: bool = False) -> Pin:

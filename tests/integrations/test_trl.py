@@ -278,3 +278,18 @@ def test_a_version_rejected_after_the_factory_was_built_is_not_played(registry):
     registry.set_status(env_id, "rejected")
     with pytest.raises(SpadeError, match="no longer validated"):
         factory().reset(env_id=env_id, seed=0)
+
+
+def test_a_registry_query_selects_the_versions(registry):
+    from spade_envs.integrations.trl import Query
+
+    factory = environment_factory(Query(skill="math"), registry=registry)
+    assert sorted(factory.pins) == sorted(
+        [registry.ids["NumberGuess"], registry.ids["ModularEquation"]]
+    )
+    dataset = registry_dataset(Query(skill="math", limit=1), seeds=[0, 1], registry=registry)
+    assert set(dataset["env_id"]) == {registry.ids["ModularEquation"]} and len(dataset) == 2
+    with pytest.raises(SpadeError, match="No stored version matches"):
+        environment_factory(Query(skill="logic", kind="game"), registry=registry)
+    with pytest.raises(SpadeError, match="kind must be one of text, tool, game"):
+        environment_factory(Query(kind="board"), registry=registry)

@@ -94,14 +94,18 @@ def test_the_status_gate_and_the_hint(registry):
             {**base, "envs": [candidate], "allow_unvalidated": True}
         )
         assert refusal is None and len(episodes) == 1
+        # A query, not IDs: the newest validated math version of each name (NumberGuess).
         hinted, _, _ = run_verifiers(
-            {**base, "envs": [registry.ids["NumberGuess"]], "seeds": [4], "hint": True}
+            {**base, "query": {"skill": "math", "kind": "text"}, "seeds": [4], "hint": True}
         )
+        _, _, nothing = run_verifiers({**base, "query": {"skill": "chemistry"}})
+    assert "No stored version matches" in nothing["error"]
     env = open_record(registry.get(registry.ids["NumberGuess"]))
     first, _ = env.reset(seed=4)
     hint = env.hint()
     env.close()
     (episode,) = hinted
+    assert episode["task"]["env_id"] == registry.ids["NumberGuess"]
     assert hint and with_hint(str(first), hint) in episode["prompt"]
 
 

@@ -2,7 +2,7 @@
 plays registry tasks with :func:`spade_envs.integrations.verifiers.load_environment` and
 verifiers' own ``Env.run_episode`` against an OpenAI-compatible server.
 
-``python verifiers_runner.py '<json>'`` with ``registry``, ``envs``, ``base_url``,
+``python verifiers_runner.py '<json>'`` with ``registry``, ``envs`` (or ``query``: a Query's fields), ``base_url``,
 ``model`` and optionally ``num_seeds``, ``first_seed``, ``seeds``, ``hint``, ``allow_unvalidated``,
 ``max_turns``, ``max_tokens`` and ``step`` (before each task print ``{"next": <task info>}`` and wait for a
 line on stdin, so a scripted server can be told what to answer). Prints one JSON line per
@@ -24,10 +24,10 @@ def main() -> int:
     from spade_envs.error import SpadeError
 
     try:
-        from spade_envs.integrations.verifiers import load_environment
+        from spade_envs.integrations.verifiers import Query, load_environment
 
         env = load_environment(
-            args["envs"],
+            Query(**args["query"]) if "query" in args else args["envs"],
             registry=args["registry"],
             num_seeds=args.get("num_seeds", 1),
             first_seed=args.get("first_seed", 0),
