@@ -41,23 +41,25 @@ TASKSET_ID = "spade-registry"
 def _require_verifiers() -> Any:
     try:
         import verifiers
-        import verifiers.v1 as vf
     except ImportError:
         raise SpadeError(
             f"The verifiers integration needs verifiers 0.4, which is not installed: {INSTALL}."
         ) from None
     version = str(getattr(verifiers, "__version__", "?"))
+    tested = ", ".join(f"{v}.x" for v in TESTED_VERIFIERS)
     if ".".join(version.split(".")[:2]) not in TESTED_VERIFIERS:
-        if version.startswith("0.3") or version.startswith("0.2"):
+        if version.split(".")[0] == "0" and version.split(".")[1:2] < ["4"]:
             raise SpadeError(
-                f"verifiers {version} is installed; this integration speaks verifiers.v1 "
-                f"(0.4), tested with {', '.join(TESTED_VERIFIERS)}.x: {INSTALL}."
+                f"verifiers {version} is installed; this integration speaks verifiers.v1, "
+                f"new in 0.4 (tested with {tested}): {INSTALL}."
             )
         warnings.warn(
             f"verifiers {version} is installed; spade-envs' verifiers integration is tested "
-            f"with verifiers {', '.join(TESTED_VERIFIERS)}.x.",
+            f"with verifiers {tested}.",
             stacklevel=3,
         )
+    import verifiers.v1 as vf
+
     return vf
 
 

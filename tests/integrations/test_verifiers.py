@@ -229,3 +229,12 @@ def test_the_docs_python_example_runs_in_the_verifiers_venv(registry):
     lines = ran.stdout.strip().splitlines()
     assert [line.split()[0] for line in lines[:2]] == ["True", "True"]
     assert "'spade/plays': 2.0" in lines[-1]
+
+
+def test_an_old_verifiers_is_refused_with_the_tested_release(monkeypatch):
+    import types
+
+    monkeypatch.delitem(sys.modules, "spade_envs.integrations.verifiers", raising=False)
+    monkeypatch.setitem(sys.modules, "verifiers", types.SimpleNamespace(__version__="0.3.1"))
+    with pytest.raises(SpadeError, match=r"verifiers 0\.3\.1 is installed; .*tested with 0\.4\.x"):
+        import spade_envs.integrations.verifiers  # noqa: F401
