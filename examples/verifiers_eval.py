@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from spade_envs.integrations.verifiers import load_environment
 
+    started = time.perf_counter()  # reading the tasks' prompts is environment time too
     env = load_environment(
         args.envs,
         registry=args.registry,
@@ -77,7 +78,6 @@ def main(argv: list[str] | None = None) -> dict:
         async with env.serving():
             return await asyncio.gather(*(one(t) for t in tasks))
 
-    started = time.perf_counter()
     episodes = asyncio.run(run_all())
     wall = time.perf_counter() - started
     counts = env.counts.metrics()

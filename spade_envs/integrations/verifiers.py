@@ -236,7 +236,10 @@ class RegistryTaskset(vf.Taskset[RegistryTask, RegistryTasksetConfig]):
 
     def load(self) -> Iterator[RegistryTask]:
         pins = self.pins()
-        play = _play(self.config, self.registry(), pins, PlayCounts())
+        # The env's counts, when an env owns this taskset: reading the prompts is
+        # environment time too (worker starts and resets), not overhead to leave out.
+        counts = getattr(self, "counts", None) or PlayCounts()
+        play = _play(self.config, self.registry(), pins, counts)
         system = _agent_system_prompt("text")
         for seed in _seeds(self.config):
             for pinned in pins.values():
@@ -246,7 +249,7 @@ class RegistryTaskset(vf.Taskset[RegistryTask, RegistryTasksetConfig]):
                         f"{pinned.env_id} could not start with seed {seed} "
                         f"({play.failure}); nothing was evaluated."
                     )
-                play.get_reward()  # closes the worker; an unplayed episode wins nothing
+                play._close()  # the prompt is read; nothing was played, so nothing is scored
                 yield RegistryTask(
                     RegistryData(
                         name=f"{pinned.env_id}#seed={seed}",
@@ -292,6 +295,7 @@ class RegistryEnv(vf.Env[RegistryEnvConfig]):
     def __init__(self, config: RegistryEnvConfig) -> None:
         super().__init__(config)
         self.counts = PlayCounts()
+        self.taskset.counts = self.counts
 
     async def run(self, task: RegistryTask, agents: Any) -> None:
         taskset: RegistryTaskset = self.taskset  # type: ignore[assignment]

@@ -151,11 +151,11 @@ def test_the_request_body_carries_the_schema_and_the_server_checks_it():
         "m", user("x"), SamplingParams()
     )
     request = {"messages": user("x")}
-    _, params, _ = _parse_request({**request, "response_format": body["response_format"]}, "m")
+    params = _parse_request({**request, "response_format": body["response_format"]}, "m").params
     assert params.json_schema == SCHEMA
-    _, params, _ = _parse_request({**request, "response_format": {"type": "json_object"}}, "m")
+    params = _parse_request({**request, "response_format": {"type": "json_object"}}, "m").params
     assert params.json_schema == {"type": "object"}
-    _, params, _ = _parse_request({**request, "response_format": {"type": "text"}}, "m")
+    params = _parse_request({**request, "response_format": {"type": "text"}}, "m").params
     assert params.json_schema is None
     for bad, words in [
         ({"type": "grammar"}, "type 'grammar' is not supported"),
