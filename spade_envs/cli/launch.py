@@ -56,6 +56,16 @@ __all__ = ["LAUNCH_COMMANDS"]
     help="The sky executable.  [default: $SPADE_SKY_BIN, PATH, .venv-sky/bin/sky]",
 )
 @click.option("--dryrun", is_flag=True, help="Print the rendered task and the command only.")
+@click.option(
+    "--plan-model",
+    help="The model the memory plan sizes (see `spade-envs plan --model`).  [default: model.spec]",
+)
+@click.option(
+    "--launch-even-if-it-does-not-fit",
+    "ignore_plan",
+    is_flag=True,
+    help="Launch although the memory plan says a GPU will run out of memory.",
+)
 def launch_command(
     preset: str,
     gpus: str | None,
@@ -70,6 +80,8 @@ def launch_command(
     workdir: Path | None,
     sky_bin: str | None,
     dryrun: bool,
+    plan_model: str | None,
+    ignore_plan: bool,
 ) -> None:
     """Launch self-play training on cloud GPUs with SkyPilot.
 
@@ -80,6 +92,11 @@ def launch_command(
 
     SkyPilot needs its own environment (it pins click differently from the Hugging Face
     stack): python3 -m venv .venv-sky && .venv-sky/bin/pip install skypilot==0.14.1
+
+    \b
+    The memory plan (`spade-envs plan`) runs first: a preset that will not fit on the
+    GPUs asked for is refused with the numbers, unless you pass
+    --launch-even-if-it-does-not-fit.
 
     \b
     Examples:
@@ -105,6 +122,7 @@ def launch_command(
             sky_bin=sky_bin,
         )
         plan = plan_launch(config)
+    _check_memory(preset, gpus, nodes, plan_model, ignore_plan)
     if dryrun:
         click.echo(f"# task file: {plan.source}")
         click.echo(f"# rendered to: {plan.task_path}")
@@ -117,6 +135,40 @@ def launch_command(
     status = launch(plan)
     if status != 0:
         raise SystemExit(status)
+
+
+def _check_memory(
+    preset: str, gpus: str | None, nodes: int | None, model: str | None, ignore: bool
+) -> None:
+    """Print the memory plan; refuse (exit 1) one that does not fit unless ``ignore``."""
+    from ..error import SpadeError
+    from ..trainer.sizing import plan_preset
+
+    if gpus is not None and gpus.lower() == "none":
+        return  # CPU nodes: nothing to size
+    try:
+        plan = plan_preset(preset, gpus=gpus, nodes=nodes, model=model)
+    except SpadeError as exc:
+        if ignore:
+            click.echo(f"spade-envs: no memory plan ({exc}); launching anyway", err=True)
+            return
+        raise SpadeError(
+            f"{exc} (or pass --launch-even-if-it-does-not-fit to launch unplanned)"
+        ) from None
+    click.echo(plan.report(), err=True)
+    if plan.fits:
+        return
+    if ignore:
+        click.echo(
+            "spade-envs: THE PLAN DOES NOT FIT; launching anyway as asked "
+            "(--launch-even-if-it-does-not-fit)",
+            err=True,
+        )
+        return
+    raise SpadeError(
+        "Refusing to launch: the memory plan above does not fit on the GPUs asked for. "
+        "Change the settings it suggests, or pass --launch-even-if-it-does-not-fit."
+    )
 
 
 LAUNCH_COMMANDS = (launch_command,)

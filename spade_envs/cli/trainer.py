@@ -14,7 +14,7 @@ from ..error import SpadeError
 from .errors import SpadeCommand
 from .options import SuggestChoice
 
-__all__ = ["TRAINER_COMMANDS", "report_command", "train_command"]
+__all__ = ["TRAINER_COMMANDS", "plan_command", "report_command", "train_command"]
 
 
 def _echo_err(line: str) -> None:
@@ -129,7 +129,59 @@ def report_command(run_dir: str, out: str | None) -> None:
     click.echo(f"wrote {len(paths)} plots to {folder}: " + ", ".join(p.name for p in paths))
 
 
-TRAINER_COMMANDS = (train_command, report_command)
+@click.command("plan", cls=SpadeCommand)
+@click.option("--preset", required=True, help="A preset name (gpu-8x, multinode, ...) or a .toml.")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a setting, as for train (e.g. --set grpo.micro_batch=2).",
+)
+@click.option(
+    "--model",
+    help="The model to size: a directory with config.json, a config.json, or a bundled "
+    "shape (qwen3-4b, qwen3-8b, qwen3-14b, qwen3-32b, llama-3.1-8b, ...).  "
+    "[default: model.spec]",
+)
+@click.option("--gpus", help="GPUs per node as NAME[:COUNT].  [default: H100:8]")
+@click.option("--nodes", type=int, help="Number of nodes.  [default: 2 for multinode, else 1]")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan_command(
+    preset: str,
+    overrides: tuple[str, ...],
+    model: str | None,
+    gpus: str | None,
+    nodes: int | None,
+    as_json: bool,
+) -> None:
+    """Will a preset fit on its GPUs? Memory per GPU, before anything starts.
+
+    Reads the model's config.json (no weights) and prints, per GPU: weights, gradients,
+    optimizer state, the reference copy, activations, logits, vLLM's reservation and
+    overhead, the peak, and whether it fits; then the largest micro-batch and sequence
+    that fit. Exits 1 with what to change when it does not fit.
+
+    \b
+    Examples:
+      spade-envs plan --preset gpu-8x --model qwen3-4b
+      spade-envs plan --preset multinode --model qwen3-32b --nodes 4 --gpus H200:8
+      spade-envs plan --preset gpu-8x --model /models/Qwen3-8B --set grpo.micro_batch=1
+    """
+    import json
+
+    from ..trainer.sizing import plan_preset
+
+    try:
+        plan = plan_preset(preset, overrides, gpus=gpus, nodes=nodes, model=model)
+    except SpadeError as exc:
+        raise click.UsageError(str(exc)) from exc
+    click.echo(json.dumps(plan.to_dict(), indent=1) if as_json else plan.report())
+    if not plan.fits:
+        raise SystemExit(1)
+
+
+TRAINER_COMMANDS = (train_command, report_command, plan_command)
 
 
 def main() -> None:

@@ -77,15 +77,17 @@ def token_logprobs_class() -> type:
 
     class TokenLogprobs(nn.Module):
         """Log-probs of the next tokens in the last ``keep - 1`` positions of each row,
-        under each row's sampling temperature: ``log_softmax(logits / T)``.
+        under each row's sampling temperature: ``log_softmax(logits / T)``; with
+        ``chunk``, a chunk of positions at a time (:mod:`~spade_envs.trainer.lean`).
 
         A module of its own so DistributedDataParallel can wrap exactly what the loss
         differentiates through.
         """
 
-        def __init__(self, model: nn.Module) -> None:
+        def __init__(self, model: nn.Module, chunk: int = 0) -> None:
             super().__init__()
             self.model = model
+            self.chunk = chunk
             params = inspect.signature(model.forward).parameters
             self.keeps_logits = "logits_to_keep" in params
 
@@ -101,6 +103,12 @@ def token_logprobs_class() -> type:
                 temperature: ``[B]`` sampling temperatures (each row's logits are divided
                     by its own), or None for temperature 1.
             """
+            if self.chunk:
+                from .lean import chunked_token_logprobs
+
+                return chunked_token_logprobs(
+                    self.model, input_ids, attention_mask, keep, temperature, self.chunk
+                )
             extra = {"logits_to_keep": keep} if self.keeps_logits else {}
             out = self.model(
                 input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **extra

@@ -171,6 +171,13 @@ class GRPOConfig:
         lora_alpha: LoRA scale numerator (the update is scaled by ``alpha / rank``).
         lora_targets: Names of the linear layers that get adapters.
         normalize: Advantage normalisation inside a group: ``"std"`` or ``"none"``.
+        activation_checkpointing: Keep only each decoder block's input during the forward
+            pass and recompute the block in the backward pass (less memory, about a
+            third more compute).
+        logprob_chunk: Compute log-probs from the final hidden states this many positions
+            at a time (each chunk recomputed in the backward pass), so the
+            full-vocabulary logits of the whole micro-batch are never held at once; 0
+            computes them all together.
     """
 
     learning_rate: float = 1e-5
@@ -186,6 +193,8 @@ class GRPOConfig:
     lora_alpha: float = 16.0
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")
     normalize: str = "std"
+    activation_checkpointing: bool = False
+    logprob_chunk: int = 0
 
     def __post_init__(self) -> None:
         def number(name: str, low: float, *, strict: bool = False, high: float | None = None):
@@ -214,6 +223,12 @@ class GRPOConfig:
         integer("epochs", 1)
         integer("max_seq_len", 2)
         integer("lora_rank", 0)
+        integer("logprob_chunk", 0)
+        if not isinstance(self.activation_checkpointing, bool):
+            raise GRPOConfigError(
+                f"activation_checkpointing must be true or false, got "
+                f"{self.activation_checkpointing!r}."
+            )
         targets = self.lora_targets
         if not isinstance(targets, (tuple, list)) or not all(
             isinstance(t, str) and t for t in targets

@@ -50,6 +50,7 @@ from . import distributed
 from .adapters import adapter_state, adapters_disabled, add_adapters, load_adapter_state
 from .batches import MicroBatch, Row, fit_to_length, token_logprobs_class
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
+from .lean import checkpoint_blocks
 from .samples import Sample
 
 __all__ = ["GRPOConfig", "GRPOConfigError", "Learner", "STAT_KEYS", "fit_to_length"]
@@ -118,10 +119,14 @@ class Learner:
         if config.kl_coef and not config.lora_rank:
             # Full fine-tuning moves every weight: the reference needs its own copy.
             self._reference = copy.deepcopy(model).eval().requires_grad_(False)
+        if config.activation_checkpointing:
+            checkpoint_blocks(model)
         module_cls = token_logprobs_class()
-        self._module = module_cls(model)
+        self._module = module_cls(model, config.logprob_chunk)
         self._reference_module = (
-            module_cls(self._reference) if self._reference is not None else None
+            module_cls(self._reference, config.logprob_chunk)
+            if self._reference is not None
+            else None
         )
         self._train_module: Any = self._module
         if self.dist is not None:

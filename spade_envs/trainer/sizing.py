@@ -1,0 +1,188 @@
+"""``spade-envs plan``: a trainer preset's memory per GPU on the accelerators it will get,
+before anything starts; ``spade-envs launch`` refuses a plan that does not fit.
+
+:func:`plan_preset` reads the preset (with ``--set`` overrides), the model's
+``config.json`` (``model.spec`` when it is a local directory, or ``--model``: a path or a
+bundled shape such as ``qwen3-4b``), and the accelerators (``--gpus H100:8 --nodes 2``),
+and returns a :class:`PresetPlan`: the :class:`~spade_envs.trainer.memory_plan.MemoryPlan`
+of one rank, the largest micro-batch and sequence length that would fit, and what to
+change when it does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..error import SpadeError
+from .memory_plan import (
+    GIB,
+    MemoryPlan,
+    ModelShape,
+    TrainShape,
+    bundled_shapes,
+    gpu_memory_gib,
+    largest_fitting,
+    plan_memory,
+)
+
+__all__ = ["PresetPlan", "plan_preset"]
+
+#: What the launch task files ask for when ``--gpus`` is not given.
+DEFAULT_GPUS = "H100:8"
+
+
+@dataclass(frozen=True)
+class PresetPlan:
+    """A preset's memory plan on its accelerators.
+
+    Attributes:
+        memory: One rank's plan.
+        gpu: The accelerator (``H100``) and ``count`` per node, ``nodes`` in all.
+        largest_micro_batch: The largest micro-batch that fits at the preset's length.
+        largest_seq_len: The longest sequence that fits at the preset's micro-batch.
+        advice: What to change when it does not fit (empty when it does).
+    """
+
+    memory: MemoryPlan
+    gpu: str
+    count: int
+    nodes: int
+    largest_micro_batch: int
+    largest_seq_len: int
+    advice: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits
+
+    def report(self) -> str:
+        """What ``spade-envs plan`` prints."""
+        t = self.memory.train
+        lines = [
+            f"{self.nodes} node(s) x {self.count} {self.gpu} "
+            f"({self.memory.capacity / GIB:.0f} GiB each)",
+            self.memory.table(),
+            f"largest micro-batch at {t.seq_len} tokens: {self.largest_micro_batch}",
+            f"longest sequence at micro-batch {t.micro_batch}: {self.largest_seq_len} tokens",
+        ]
+        if not self.fits:
+            lines.append("it does not fit; to make it fit:")
+            lines.extend(f"  {a}" for a in self.advice)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.memory.to_dict(),
+            "gpu": self.gpu,
+            "gpus_per_node": self.count,
+            "nodes": self.nodes,
+            "largest_micro_batch": self.largest_micro_batch,
+            "largest_seq_len": self.largest_seq_len,
+            "advice": list(self.advice),
+        }
+
+
+def _gpus(text: str) -> tuple[str, int]:
+    # The same forms as `launch --gpus` (one grammar for both commands).
+    from .launch import _GPUS, _GPUS_TYPO
+
+    typo = _GPUS_TYPO.match(text)
+    if typo is not None:
+        raise SpadeError(
+            f"--gpus {text!r}: the count follows a colon, as in {typo['name']}:{typo['count']} "
+            "(NAME[:COUNT])."
+        )
+    match = _GPUS.match(text)
+    if match is None or (match["count"] is not None and int(match["count"]) < 1):
+        raise SpadeError(f"--gpus {text!r} is not NAME[:COUNT], e.g. H100:8 or A100-80GB:4.")
+    return match["name"].upper(), int(match["count"] or 1)
+
+
+def _shape(spec: str, model: str | None) -> ModelShape:
+    if model:
+        return ModelShape.from_config(model)
+    if spec.lower() in bundled_shapes() or (Path(spec).expanduser() / "config.json").is_file():
+        return ModelShape.from_config(spec)
+    raise SpadeError(
+        f"model.spec {spec!r} has no config.json on this machine, so its size is unknown: "
+        f"pass --model with a local model directory or config.json, or a bundled shape "
+        f"({', '.join(bundled_shapes())})."
+    )
+
+
+def plan_preset(
+    preset: str,
+    overrides: tuple[str, ...] = (),
+    *,
+    gpus: str | None = None,
+    nodes: int | None = None,
+    model: str | None = None,
+) -> PresetPlan:
+    """The memory plan of ``preset`` on ``nodes`` x ``gpus``.
+
+    Args:
+        preset: A preset name or ``.toml`` file.
+        overrides: ``--set`` overrides (``grpo.micro_batch=2``).
+        gpus: ``NAME[:COUNT]`` per node (default ``H100:8``, what the task files ask).
+        nodes: Nodes (default: 2 for ``multinode``, else 1).
+        model: The model to size: a directory with ``config.json``, a ``config.json``,
+            or a bundled shape (default: ``model.spec`` when it is one of those).
+
+    Raises:
+        SpadeError: Unknown preset, setting, accelerator or model.
+    """
+    from .config_io import load_config
+
+    config = load_config(preset, overrides)
+    name, count = _gpus(gpus or DEFAULT_GPUS)
+    nodes = nodes if nodes is not None else (2 if Path(preset).stem == "multinode" else 1)
+    if nodes < 1:
+        raise SpadeError(f"--nodes must be at least 1, got {nodes}.")
+    shape = _shape(config.model.spec, model)
+    grpo = config.grpo
+    dtype = "bfloat16" if config.model.dtype == "auto" else config.model.dtype
+    train = TrainShape(
+        micro_batch=grpo.micro_batch,
+        seq_len=grpo.max_seq_len,
+        dtype=dtype,
+        lora_rank=grpo.lora_rank,
+        lora_targets=tuple(grpo.lora_targets),
+        kl=grpo.kl_coef > 0,
+        sharding="ddp",
+        world=count * nodes,
+        activation_checkpointing=grpo.activation_checkpointing,
+        logprob_chunk=grpo.logprob_chunk,
+        vllm_memory=config.model.vllm_memory if config.model.backend == "vllm" else 0.0,
+    )
+    capacity = gpu_memory_gib(name)
+    memory = plan_memory(shape, train, capacity)
+    batch = largest_fitting(shape, train, capacity, "micro_batch", 1024)
+    length = largest_fitting(shape, train, capacity, "seq_len", 1 << 20)
+    advice: list[str] = []
+    if not memory.fits:
+        if not train.activation_checkpointing:
+            advice.append("--set grpo.activation_checkpointing=true")
+        if not train.logprob_chunk:
+            advice.append("--set grpo.logprob_chunk=2048")
+        lean = replace(
+            train, activation_checkpointing=True, logprob_chunk=train.logprob_chunk or 2048
+        )
+        lean_batch = largest_fitting(shape, lean, capacity, "micro_batch", 1024)
+        if lean_batch:
+            advice.append(
+                f"with both, micro-batches of up to {lean_batch} fit "
+                f"(--set grpo.micro_batch={min(lean_batch, train.micro_batch)})"
+            )
+        if batch and batch < train.micro_batch:
+            advice.append(f"or --set grpo.micro_batch={batch} as it is")
+        if train.vllm_memory:
+            advice.append(
+                f"a smaller vLLM share (model.vllm_memory={train.vllm_memory}: "
+                f"{memory.parts['vllm'] / GIB:.0f} GiB of each GPU)"
+            )
+        if not train.lora_rank:
+            advice.append("LoRA (--set grpo.lora_rank=32) trains far fewer parameters")
+        advice.append("or larger GPUs (--gpus H200:8, B200:8)")
+    return PresetPlan(memory, name, count, nodes, batch, length, advice)
