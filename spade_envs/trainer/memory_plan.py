@@ -247,6 +247,7 @@ class TrainShape:
     vllm_sleep: bool = False
     vllm_sleep_gib: float = 1.0
     attention: str = "flash"
+    foreach: bool = True
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPE_BYTES:
@@ -347,7 +348,9 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
         grad_bytes = opt_bytes = b  # torch's AdamW keeps moments in the parameters' dtype
     gradients = math.ceil(trainable * grad_bytes / (shards if not train.lora_rank else 1))
     moments = 2 * math.ceil(trainable * opt_bytes / (shards if not train.lora_rank else 1))
-    step_temporaries = moments // 2  # foreach AdamW: one list-sized temporary at a time
+    # foreach AdamW (the default on GPUs): one list-sized temporary at a time; the
+    # per-tensor loop (CPUs) holds one tensor's worth.
+    step_temporaries = moments // 2 if train.foreach else 0
     reference = math.ceil(params * b / shards) if train.kl and not train.lora_rank else 0
     per_token = model.activation_bytes_per_token(b)
     if train.activation_checkpointing:
@@ -465,7 +468,17 @@ def measure_peak(fn: Any) -> tuple[Any, int]:
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
+            # An output on an input's storage (in-place ops, views) allocated nothing.
+            inputs = {
+                t.untyped_storage().data_ptr()
+                for t in tree_flatten((args, kwargs))[0]
+                if isinstance(t, torch.Tensor) and t.device.type != "meta"
+            }
             for tensor in tree_flatten(out)[0]:
+                if isinstance(tensor, torch.Tensor) and (
+                    tensor.device.type == "meta" or tensor.untyped_storage().data_ptr() in inputs
+                ):
+                    continue
                 self._track(tensor)
             return out
 

@@ -148,7 +148,7 @@ def _learner_peak(cfg, micro_batch, seq_len, **grpo):
             reward=float(i % 2),
             group="g",
         )
-        for i in range(micro_batch)
+        for i in range(2 * micro_batch)  # two micro-batches: gradients accumulate
     ]
     learner.step(samples)  # the moments exist from the first step on, as in training
     _, peak = measure_peak(lambda: learner.step(samples))
@@ -158,11 +158,11 @@ def _learner_peak(cfg, micro_batch, seq_len, **grpo):
 @pytest.mark.parametrize(
     ("hidden", "layers", "vocab", "micro_batch", "seq_len", "grpo"),
     [
+        (128, 2, 2048, 4, 128, {}),
         (256, 4, 4096, 4, 256, {}),
-        (512, 6, 8192, 4, 256, {}),
-        (768, 8, 16384, 2, 512, {}),
-        (256, 6, 8192, 4, 256, {"activation_checkpointing": True}),
-        (256, 6, 8192, 4, 256, {"logprob_chunk": 128}),
+        (512, 4, 8192, 2, 256, {}),
+        (256, 4, 4096, 4, 256, {"activation_checkpointing": True}),
+        (256, 4, 4096, 4, 256, {"logprob_chunk": 128}),
     ],
 )
 def test_predicted_peak_is_near_a_measured_learner_step(
@@ -172,12 +172,13 @@ def test_predicted_peak_is_near_a_measured_learner_step(
                num_attention_heads=8, num_key_value_heads=4, vocab_size=vocab,
                tie_word_embeddings=True)  # fmt: skip
     measured = _learner_peak(cfg, micro_batch, seq_len, **grpo)
-    train = TrainShape(micro_batch, seq_len, "float32", attention="math", **grpo)
+    # On the CPU: attention without fused kernels, AdamW one tensor at a time.
+    train = TrainShape(micro_batch, seq_len, "float32", attention="math", foreach=False, **grpo)
     plan = plan_memory(ModelShape.from_config({**cfg, "model_type": "llama"}), train)
-    # What the step creates: everything but the weights and the moments, which exist
-    # before it (measure_peak counts what a call allocates).
-    predicted = plan.peak - plan.parts["weights"] - plan.parts["optimizer"] * 2 // 3
-    assert 0.75 <= predicted / measured <= 1.35, (predicted, measured)
+    # What the step creates: everything but the weights and the moments (float32), which
+    # exist before it (measure_peak counts what a call allocates).
+    predicted = plan.peak - plan.parts["weights"] - 2 * plan.model.params * 4
+    assert 0.85 <= predicted / measured <= 1.35, (predicted, measured)
 
 
 # ------------------------------------------------------------------ the lean learner
@@ -226,7 +227,7 @@ def test_lean_options_hold_less_memory():
                tie_word_embeddings=True)  # fmt: skip
     plain = _learner_peak(cfg, 4, 256)
     assert _learner_peak(cfg, 4, 256, activation_checkpointing=True) < 0.7 * plain
-    assert _learner_peak(cfg, 4, 256, logprob_chunk=128) < 0.85 * plain
+    assert _learner_peak(cfg, 4, 256, logprob_chunk=128) < 0.95 * plain
 
 
 def test_lean_options_work_with_lora():

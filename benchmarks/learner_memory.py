@@ -1,0 +1,92 @@
+"""Does the memory planner predict what the learner holds? Measured in one run on the CPU.
+
+For three Llama-shaped models with random weights (no download), one GRPO step (two
+micro-batches, so gradients accumulate while activations exist, as in training) of the
+real learner (:class:`spade_envs.trainer.learner.Learner`, float32) is measured with
+:func:`spade_envs.trainer.memory_plan.measure_peak` (every tensor the step creates, until
+it is freed), after a first step so the optimizer's moments exist as in training; the
+planner's prediction for the same setup (CPU attention) is printed beside it, as a ratio.
+The lean options (activation checkpointing, log-probs in chunks) are measured on the
+middle model, against the plain step of the same run.
+
+    python benchmarks/learner_memory.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SIZES = {
+    "small": dict(hidden_size=256, num_hidden_layers=4, intermediate_size=688, vocab_size=4096),
+    "medium": dict(hidden_size=512, num_hidden_layers=6, intermediate_size=1376, vocab_size=8192),
+    "large": dict(hidden_size=768, num_hidden_layers=8, intermediate_size=2048, vocab_size=16384),
+}
+HEADS = dict(num_attention_heads=8, num_key_value_heads=4, tie_word_embeddings=True)
+
+
+def measured_and_predicted(cfg: dict, micro_batch: int, seq_len: int, **grpo) -> tuple[int, int]:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+    from spade_envs.trainer.memory_plan import ModelShape, TrainShape, measure_peak, plan_memory
+    from spade_envs.trainer.samples import Sample
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(**cfg))
+    learner = Learner(
+        model, GRPOConfig(micro_batch=micro_batch, max_seq_len=seq_len, learning_rate=1e-4, **grpo)
+    )
+    samples = [
+        Sample(
+            role="agent",
+            prompt_ids=[1] * 8,
+            completion_ids=[(i * 7 + j) % cfg["vocab_size"] for j in range(seq_len - 8)],
+            reward=float(i % 2),
+            group="g",
+        )
+        for i in range(2 * micro_batch)  # two micro-batches: gradients accumulate
+    ]
+    learner.step(samples)
+    _, measured = measure_peak(lambda: learner.step(samples))
+    plan = plan_memory(
+        ModelShape.from_config({**cfg, "model_type": "llama"}),
+        TrainShape(micro_batch, seq_len, "float32", attention="math", foreach=False, **grpo),
+    )
+    # The weights and the moments exist before the measured step.
+    predicted = plan.peak - plan.parts["weights"] - 2 * plan.model.params * 4
+    return measured, predicted
+
+
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
+    mib = 2**20
+    print("model     setup                        measured   predicted   ratio")
+    plain_medium = 0
+    for name, size in SIZES.items():
+        cfg = {**size, **HEADS}
+        measured, predicted = measured_and_predicted(cfg, 4, 256)
+        plain_medium = measured if name == "medium" else plain_medium
+        print(
+            f"{name:<9} {'plain, 4 x 256':<28} {measured / mib:7.1f} MiB {predicted / mib:7.1f} MiB"
+            f"   {predicted / measured:.2f}"
+        )
+    cfg = {**SIZES["medium"], **HEADS}
+    for label, grpo in (
+        ("activation checkpointing", {"activation_checkpointing": True}),
+        ("log-probs in chunks of 128", {"logprob_chunk": 128}),
+        ("both", {"activation_checkpointing": True, "logprob_chunk": 128}),
+    ):
+        measured, predicted = measured_and_predicted(cfg, 4, 256, **grpo)
+        print(
+            f"{'medium':<9} {label:<28} {measured / mib:7.1f} MiB {predicted / mib:7.1f} MiB"
+            f"   {predicted / measured:.2f}   ({measured / plain_medium:.2f}x the plain step)"
+        )
+
+
+if __name__ == "__main__":
+    main()
