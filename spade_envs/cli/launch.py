@@ -142,12 +142,16 @@ def _check_memory(
 ) -> None:
     """Print the memory plan; refuse (exit 1) one that does not fit unless ``ignore``."""
     from ..error import SpadeError
+    from ..trainer.memory_plan import UnknownAcceleratorError
     from ..trainer.sizing import plan_preset
 
     if gpus is not None and gpus.lower() == "none":
         return  # CPU nodes: nothing to size
     try:
         plan = plan_preset(preset, gpus=gpus, nodes=nodes, model=model)
+    except UnknownAcceleratorError as exc:
+        click.echo(f"spade-envs: memory not planned: {exc}", err=True)
+        return
     except SpadeError as exc:
         if ignore:
             click.echo(f"spade-envs: no memory plan ({exc}); launching anyway", err=True)

@@ -23,9 +23,12 @@ starts, from the model's ``config.json`` alone (no weights).
   its remainder while it sleeps during the update;
 - **overhead**: the CUDA context and allocator fragmentation.
 
-The peak is the larger of the backward pass (weights, moments, gradients, activations and
-logits together) and the optimiser step (weights, moments, gradients and the step's
-temporaries). The arithmetic is checked against measured peaks of small models on the CPU
+The peak is the larger of the backward pass and the optimiser step. In the backward pass
+the weights, moments, gradients (accumulated over earlier micro-batches) and the kept
+activations are there throughout, with either the logits (at its start) or one block
+being recomputed (later), whichever is larger; the step holds the weights, moments,
+gradients and its temporaries. The parts printed are each part's own peak, so they add
+up to more than the peak. The arithmetic is checked against measured peaks of small models on the CPU
 (:func:`measure_peak`) and, on a GPU machine, against ``torch.cuda.max_memory_allocated``
 (``benchmarks/gpu_check.py``).
 """
@@ -46,6 +49,7 @@ __all__ = [
     "MemoryPlan",
     "ModelShape",
     "TrainShape",
+    "UnknownAcceleratorError",
     "gpu_memory_gib",
     "measure_peak",
     "plan_memory",
@@ -77,11 +81,16 @@ FRAGMENTATION = 0.08
 _DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
+class UnknownAcceleratorError(SpadeError):
+    """An accelerator the planner has no memory size for."""
+
+
 def gpu_memory_gib(name: str) -> float:
-    """The memory of one ``name`` accelerator (``H100``), or SpadeError with close matches."""
+    """The memory of one ``name`` accelerator (``H100``), or UnknownAcceleratorError with
+    close matches."""
     key = name.upper()
     if key not in GPU_MEMORY_GIB:
-        raise SpadeError(
+        raise UnknownAcceleratorError(
             f"Unknown accelerator {name!r}: the planner knows "
             f"{', '.join(GPU_MEMORY_GIB)}.{suggest(key, GPU_MEMORY_GIB)}"
         )
@@ -353,13 +362,17 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     step_temporaries = moments // 2 if train.foreach else 0
     reference = math.ceil(params * b / shards) if train.kl and not train.lora_rank else 0
     per_token = model.activation_bytes_per_token(b)
+    # What the forward pass keeps until the backward pass needs it ...
     if train.activation_checkpointing:
-        activations = model.layers * tokens * model.hidden * b + tokens * per_token
+        kept = model.layers * tokens * model.hidden * b
+        block = tokens * per_token  # ... and one block recomputed at a time
     else:
-        activations = model.layers * tokens * per_token
+        kept = model.layers * tokens * per_token
+        block = 0
     if train.attention == "math":
         # one block's attention matrix and its gradient, in the backward pass
-        activations += 2 * train.micro_batch * model.heads * train.seq_len**2 * b
+        block += 2 * train.micro_batch * model.heads * train.seq_len**2 * b
+    activations = kept + block
     positions = tokens if not train.logprob_chunk else min(tokens, train.logprob_chunk)
     # At the peak: the logits in the model dtype and their float32 copy (the same tensor
     # for a float32 model), the temperature-scaled logits, and the log-softmax kept for
@@ -375,7 +388,9 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
             if train.vllm_sleep
             else int(train.vllm_memory * capacity)
         )
-    backward = weights + moments + gradients + reference + activations + logits
+    # The logits' peak opens the backward pass; a block is recomputed (or its attention
+    # differentiated) later, once they are freed: the larger of the two counts.
+    backward = weights + moments + gradients + reference + kept + max(block, logits)
     step = weights + moments + gradients + reference + step_temporaries
     tensors = max(backward, step)
     overhead = int(CUDA_CONTEXT_GIB * GIB + FRAGMENTATION * tensors) if capacity else 0

@@ -80,9 +80,8 @@ def test_hand_computed_plan():
     # per token per block: 4h + 2q + 2(q + 2kv) + 4I values = 32+16+32+64 = 144 floats
     assert parts["activations"] == 2 * 20 * 144 * 4
     assert parts["logits"] == 20 * 32 * 12  # float32 model: no separate copy
-    assert plan.peak == sum(parts[k] for k in ("weights", "gradients", "activations", "logits")) + (
-        2 * 1448 * 4
-    )
+    backward = sum(parts[k] for k in ("weights", "gradients", "activations", "logits"))
+    assert plan.peak == backward + 2 * 1448 * 4  # the moments
     assert parts["vllm"] == parts["overhead"] == 0 and plan.fits  # no GPU: nothing judged
 
 
@@ -178,7 +177,7 @@ def test_predicted_peak_is_near_a_measured_learner_step(
     # What the step creates: everything but the weights and the moments (float32), which
     # exist before it (measure_peak counts what a call allocates).
     predicted = plan.peak - plan.parts["weights"] - 2 * plan.model.params * 4
-    assert 0.85 <= predicted / measured <= 1.35, (predicted, measured)
+    assert 0.85 <= predicted / measured <= 1.15, (predicted, measured)
 
 
 # ------------------------------------------------------------------ the lean learner
