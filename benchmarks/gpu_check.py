@@ -11,14 +11,20 @@ same run:
    synthetic agent samples, in trained tokens/s, against a plain forward + backward +
    AdamW step over the same tokens (the ratio is the learner's overhead: < 1 costs);
 2. **generation**: ``model.generate`` (greedy) at batch 32 against batch 1, in generated
-   tokens/s.
+   tokens/s;
+3. **memory**: for a Qwen3-4B-shaped model built from its config (random weights), the
+   memory planner's predicted peak (:mod:`spade_envs.trainer.memory_plan`) against
+   ``torch.cuda.max_memory_allocated`` for three learner setups (target: within 15%;
+   planned without a GPU capacity, so without the CUDA-context and fragmentation
+   allowance, which the allocator does not report either), and the learner's tokens/s
+   and MFU.
 
 Prints one JSON object (also written to ``$OUT/gpu_check.json`` when ``$OUT`` is set).
 Finishes in a few minutes on one GPU; ``--scale tiny --device cpu`` is a one-minute smoke
 run of the same code on a CPU.
 
     python benchmarks/gpu_check.py                      # on the GPU machine
-    python benchmarks/gpu_check.py --scale tiny --device cpu
+    python benchmarks/gpu_check.py --scale tiny --device cpu --memory-model tiny
 
 Never collected by pytest.
 """
@@ -156,6 +162,101 @@ def measure_generation(args: argparse.Namespace, dtype: Any) -> dict[str, float]
     return out
 
 
+#: Learner setups whose memory is measured against the planner: (micro-batch, sequence
+#: length, activation checkpointing, log-prob chunk).
+MEMORY_SETUPS = ((1, 1024, False, 0), (2, 2048, True, 2048), (4, 4096, True, 2048))
+
+
+def measure_memory(args: argparse.Namespace) -> dict[str, Any]:
+    """The planner's predicted peak against the measured one for a few learner setups of a
+    Qwen3-shaped model built from its config (random weights), and the learner's
+    throughput as MFU on the largest setup."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+    from spade_envs.trainer.memory_plan import (
+        ModelShape,
+        TrainShape,
+        measure_peak,
+        plan_memory,
+    )
+
+    cuda = args.device.startswith("cuda")
+    if args.memory_model == "tiny":
+        config = {**SHAPES["tiny"], "head_dim": 16, "model_type": "qwen3"}
+        setups = ((2, 64, False, 0), (2, 64, True, 32))
+    else:
+        shape_file = Path(__file__).resolve().parents[1] / "spade_envs/trainer/shapes"
+        config = json.loads((shape_file / f"{args.memory_model}.json").read_text())
+        setups = MEMORY_SETUPS
+    shape = ModelShape.from_config(config)
+    torch.manual_seed(0)
+    fields = {k: v for k, v in config.items() if k not in ("architectures", "model_type")}
+    with torch.device(args.device):
+        model = Qwen3ForCausalLM(Qwen3Config(**fields)).to(getattr(torch, args.dtype)).eval()
+    rows = []
+    for micro_batch, seq_len, checkpointing, chunk in setups:
+        grpo = GRPOConfig(learning_rate=1e-6, micro_batch=micro_batch, max_seq_len=seq_len,
+                          activation_checkpointing=checkpointing, logprob_chunk=chunk)  # fmt: skip
+        learner = Learner(model, grpo, seed=0)
+        samples = _samples(2 * micro_batch, seq_len // 4, seq_len - seq_len // 4, shape.vocab)
+        learner.step(samples)  # moments exist from here on, as in training
+        _sync(args.device)
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_allocated()
+            started = time.perf_counter()
+            learner.step(samples)
+            _sync(args.device)
+            seconds = time.perf_counter() - started
+            measured = torch.cuda.max_memory_allocated()
+        else:
+            before = sum(p.numel() * p.element_size() for p in model.parameters()) + sum(
+                t.numel() * t.element_size()
+                for state in learner.optimizer.state.values()
+                for t in state.values()
+                if torch.is_tensor(t)
+            )
+            started = time.perf_counter()
+            step = learner.step
+            _, created = measure_peak(lambda step=step, samples=samples: step(samples))
+            seconds = time.perf_counter() - started
+            measured = before + created
+        plan = plan_memory(
+            shape,
+            TrainShape(
+                micro_batch,
+                seq_len,
+                args.dtype,
+                activation_checkpointing=checkpointing,
+                logprob_chunk=chunk,
+                attention="flash" if cuda else "math",
+                foreach=cuda,
+            ),  # fmt: skip
+        )
+        tokens = 2 * micro_batch * seq_len
+        rows.append(
+            {
+                "micro_batch": micro_batch,
+                "seq_len": seq_len,
+                "activation_checkpointing": checkpointing,
+                "logprob_chunk": chunk,
+                "predicted_gib": round(plan.peak / 2**30, 2),
+                "measured_gib": round(measured / 2**30, 2),
+                "predicted_vs_measured": round(plan.peak / measured, 3),
+                "tokens_per_s": round(tokens / seconds, 1),
+                # 6 N FLOPs per trained token (forward + backward), 8 N with recompute.
+                "mfu": round((8 if checkpointing else 6) * shape.params * tokens / seconds
+                             / (args.peak_tflops * 1e12), 4),
+            }
+        )  # fmt: skip
+        del learner
+        if cuda:
+            torch.cuda.empty_cache()
+    return {"memory_model": args.memory_model, "memory_params": shape.params, "memory": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", choices=sorted(SHAPES), default="0.5b")
@@ -168,6 +269,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch", type=int, default=32, help="generation batch")
     parser.add_argument("--new-tokens", type=int, default=128)
+    parser.add_argument(
+        "--memory-model",
+        default="qwen3-4b",
+        help="bundled shape whose memory is checked against the planner (tiny: a smoke run)",
+    )
+    parser.add_argument(
+        "--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 TFLOP/s (MFU)"
+    )
+    parser.add_argument("--skip", nargs="*", default=[], choices=["update", "generation", "memory"])
     args = parser.parse_args()
 
     import torch
@@ -185,8 +295,12 @@ def main() -> None:
     }
     del model
     started = time.perf_counter()
-    result.update(measure_update(args, dtype))
-    result.update(measure_generation(args, dtype))
+    if "update" not in args.skip:
+        result.update(measure_update(args, dtype))
+    if "generation" not in args.skip:
+        result.update(measure_generation(args, dtype))
+    if "memory" not in args.skip:
+        result.update(measure_memory(args))
     result["seconds"] = time.perf_counter() - started
     text = json.dumps(result, indent=2)
     print(text)
