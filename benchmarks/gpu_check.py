@@ -233,7 +233,7 @@ def measure_memory(args: argparse.Namespace) -> dict[str, Any]:
                 logprob_chunk=chunk,
                 attention="flash" if cuda else "math",
                 foreach=cuda,
-            ),  # fmt: skip
+            ),
         )
         tokens = 2 * micro_batch * seq_len
         rows.append(
