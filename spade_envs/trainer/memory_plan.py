@@ -28,7 +28,9 @@ the weights, moments, gradients (accumulated over earlier micro-batches) and the
 activations are there throughout, with either the logits (at its start) or one block
 being recomputed (later), whichever is larger; the step holds the weights, moments,
 gradients and its temporaries. The parts printed are each part's own peak, so they add
-up to more than the peak. The arithmetic is checked against measured peaks of small models on the CPU
+up to more than the peak.
+
+The arithmetic is checked against measured peaks of small models on the CPU
 (:func:`measure_peak`) and, on a GPU machine, against ``torch.cuda.max_memory_allocated``
 (``benchmarks/gpu_check.py``).
 """
