@@ -146,6 +146,11 @@ def report_command(run_dir: str, out: str | None) -> None:
 )
 @click.option("--gpus", help="GPUs per node as NAME[:COUNT].  [default: H100:8]")
 @click.option("--nodes", type=int, help="Number of nodes.  [default: 2 for multinode, else 1]")
+@click.option(
+    "--sharding",
+    type=SuggestChoice(["ddp", "fsdp"], "sharding"),
+    help="Plan replicated (ddp) or sharded (fsdp) weights.  [default: grpo.sharding]",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan_command(
     preset: str,
@@ -153,6 +158,7 @@ def plan_command(
     model: str | None,
     gpus: str | None,
     nodes: int | None,
+    sharding: str | None,
     as_json: bool,
 ) -> None:
     """Will a preset fit on its GPUs? Memory per GPU, before anything starts.
@@ -173,7 +179,9 @@ def plan_command(
     from ..trainer.sizing import plan_preset
 
     try:
-        plan = plan_preset(preset, overrides, gpus=gpus, nodes=nodes, model=model)
+        plan = plan_preset(
+            preset, overrides, gpus=gpus, nodes=nodes, model=model, sharding=sharding
+        )
     except SpadeError as exc:
         raise click.UsageError(str(exc)) from exc
     click.echo(json.dumps(plan.to_dict(), indent=1) if as_json else plan.report())

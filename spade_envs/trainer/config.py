@@ -460,6 +460,12 @@ class SelfPlayConfig:
                 "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
+        _check(
+            self.grpo.sharding == "ddp",
+            "grpo.sharding = 'fsdp' shards the learner, but the self-play loop does not yet "
+            "generate from, push to vLLM or checkpoint a sharded model: use 'ddp'. "
+            "`spade-envs plan --sharding fsdp` shows what sharding would hold per GPU.",
+        )
         held_out = self.eval.held_out_names
         for key, envs in (
             ("agent.fixed_pool", self.agent.fixed_pool),

@@ -178,6 +178,9 @@ class GRPOConfig:
             at a time (each chunk recomputed in the backward pass), so the
             full-vocabulary logits of the whole micro-batch are never held at once; 0
             computes them all together.
+        sharding: With several ranks, ``ddp`` replicates the model on every rank;
+            ``fsdp`` shards weights, gradients and AdamW's moments over them (FSDP2,
+            float32 masters; :mod:`~spade_envs.trainer.sharding`).
     """
 
     learning_rate: float = 1e-5
@@ -195,6 +198,7 @@ class GRPOConfig:
     normalize: str = "std"
     activation_checkpointing: bool = False
     logprob_chunk: int = 0
+    sharding: str = "ddp"
 
     def __post_init__(self) -> None:
         def number(name: str, low: float, *, strict: bool = False, high: float | None = None):
@@ -224,6 +228,11 @@ class GRPOConfig:
         integer("max_seq_len", 2)
         integer("lora_rank", 0)
         integer("logprob_chunk", 0)
+        if self.sharding not in ("ddp", "fsdp"):
+            raise GRPOConfigError(
+                f"sharding must be ddp or fsdp, got {self.sharding!r}."
+                + suggest(str(self.sharding), ("ddp", "fsdp"))
+            )
         if not isinstance(self.activation_checkpointing, bool):
             raise GRPOConfigError(
                 f"activation_checkpointing must be true or false, got "

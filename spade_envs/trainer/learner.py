@@ -52,6 +52,7 @@ from .batches import MicroBatch, Row, fit_to_length, token_logprobs_class
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
 from .lean import checkpoint_blocks
 from .samples import Sample
+from .sharding import full_tensor, gradient_sync, micro_batch_count, shard_model
 
 __all__ = ["GRPOConfig", "GRPOConfigError", "Learner", "STAT_KEYS", "fit_to_length"]
 
@@ -121,6 +122,13 @@ class Learner:
             self._reference = copy.deepcopy(model).eval().requires_grad_(False)
         if config.activation_checkpointing:
             checkpoint_blocks(model)
+        #: Whether the model is sharded over the ranks (FSDP2) rather than replicated.
+        self.sharded = self.dist is not None and config.sharding == "fsdp"
+        if self.sharded:
+            compute_dtype = next(model.parameters()).dtype
+            shard_model(model, compute_dtype)
+            if self._reference is not None:
+                shard_model(self._reference, compute_dtype)
         module_cls = token_logprobs_class()
         self._module = module_cls(model, config.logprob_chunk)
         self._reference_module = (
@@ -129,7 +137,7 @@ class Learner:
             else None
         )
         self._train_module: Any = self._module
-        if self.dist is not None:
+        if self.dist is not None and not self.sharded:
             from torch.nn.parallel import DistributedDataParallel
 
             # Buffers (rotary tables) are the same on every rank: no sync per forward.
@@ -159,7 +167,7 @@ class Learner:
         """Copies of the trainable parameters' gradients by name (after :meth:`step`:
         those of its last optimiser step, after clipping)."""
         return {
-            name: p.grad.detach().clone()
+            name: full_tensor(p.grad.detach()).clone()
             for name, p in self.model.named_parameters()
             if p.requires_grad and p.grad is not None
         }
@@ -296,7 +304,8 @@ class Learner:
 
         with torch.no_grad():
             for batch in batches:
-                if any(r.old is None for r in batch.rows):
+                # Sharded, every forward is collective: every rank runs each one.
+                if self.sharded or any(r.old is None for r in batch.rows):
                     current = self._rows_of(batch, self._forward_no_grad(batch))
                     for row, values in zip(batch.rows, current):
                         if row.old is None:
@@ -336,11 +345,12 @@ class Learner:
         out: list[list[float]] = [[] for _ in rows]
         self.model.eval()
         with torch.no_grad():
-            for batch in self._pack(rows):
+            for batch in self._even(self._pack(rows)):
                 for row, values in zip(
                     batch.rows, self._rows_of(batch, self._forward_no_grad(batch))
                 ):
-                    out[row.index] = values
+                    if row.index >= 0:  # not a padding row
+                        out[row.index] = values
         return out
 
     def step(self, samples: Sequence[Sample]) -> dict[str, float]:
@@ -366,7 +376,7 @@ class Learner:
         skipped_tokens = float(sum(r.completion_len for r in rows)) - sum(
             r.completion_len for r in run
         )
-        batches = self._pack(run)
+        batches = self._even(self._pack(run))
         self.model.eval()  # no dropout: the loss sees the generating policy
         self._behaviour_and_reference(batches)
 
@@ -403,11 +413,7 @@ class Learner:
             if not batches:
                 self._empty_backward()
             for i, batch in enumerate(batches):
-                last = i == len(batches) - 1
-                sync = contextlib.nullcontext()
-                if self.dist is not None and not last:
-                    sync = self._train_module.no_sync()
-                with sync:
+                with self._accumulate(last=i == len(batches) - 1):
                     parts = self._backward(batch, scale)
                 epoch = [a + b for a, b in zip(epoch, parts)]
             epoch[5] += skipped_tokens
@@ -415,7 +421,7 @@ class Learner:
             sums = [a + b for a, b in zip(sums, epoch)]
             max_norm = self.config.max_grad_norm or float("inf")
             norm = torch.nn.utils.clip_grad_norm_(self._params, max_norm)
-            stats["grad_norm"] += float(norm) / self.config.epochs
+            stats["grad_norm"] += float(full_tensor(norm)) / self.config.epochs
             self.optimizer.step()
             self.steps += 1
 
@@ -456,7 +462,7 @@ class Learner:
 
         started = time.perf_counter()
         rows, truncated = self._rows([replace(s, temperature=1.0) for s in samples])
-        batches = self._pack(rows)
+        batches = self._even(self._pack(rows))
         self.model.eval()  # no dropout, as in step()
         tokens, truncated_all = self._all_reduce(
             [float(sum(r.completion_len for r in rows)), float(truncated)]
@@ -470,10 +476,7 @@ class Learner:
         if not batches:
             self._empty_backward()
         for i, batch in enumerate(batches):
-            sync = contextlib.nullcontext()
-            if self.dist is not None and i < len(batches) - 1:
-                sync = self._train_module.no_sync()
-            with sync:
+            with self._accumulate(last=i == len(batches) - 1):
                 logp = self._train_module(batch.input_ids, batch.attention_mask, batch.keep)
                 zero = torch.zeros((), dtype=logp.dtype, device=logp.device)
                 nll = torch.where(batch.mask, -logp, zero).sum()
@@ -489,7 +492,7 @@ class Learner:
         for group, lr in zip(self.optimizer.param_groups, saved):
             group["lr"] = lr
         self.steps += 1
-        stats.update(loss=total / tokens, grad_norm=float(norm))
+        stats.update(loss=total / tokens, grad_norm=float(full_tensor(norm)))
         return {**stats, "seconds": time.perf_counter() - started}
 
     def _backward(self, batch: MicroBatch, scale: float) -> list[float]:
@@ -521,6 +524,25 @@ class Learner:
             float(torch.where(batch.mask, ratio, zero).sum()),
         ]
 
+    def _accumulate(self, *, last: bool) -> Any:
+        """Inside: a backward pass that only accumulates gradients (every micro-batch but
+        the last), or the one that reduces them over ranks."""
+        if self.dist is None or last:
+            return contextlib.nullcontext()
+        if self.sharded:
+            return gradient_sync(self.model, enabled=False)
+        return self._train_module.no_sync()
+
+    def _even(self, batches: list[MicroBatch]) -> list[MicroBatch]:
+        """Sharded: ``batches`` padded with empty micro-batches (no token in the loss) to
+        the most any rank has, as every rank must run every forward and backward pass."""
+        if not self.sharded:
+            return batches
+        missing = micro_batch_count(len(batches), self.device) - len(batches)
+        pad = Row(index=-1, agent=True, prompt_len=1, tokens=[self.pad_token_id] * 2,
+                  advantage=0.0, old=[0.0], loss_mask=[0])  # fmt: skip
+        return batches + [self._pack([pad])[0] for _ in range(missing)]
+
     def _empty_backward(self) -> None:
         # A rank without samples still joins DDP's gradient all-reduce: a zero-weighted
         # pass over two padding tokens touches every trainable parameter.
@@ -534,6 +556,11 @@ class Learner:
 
     def state_dict(self) -> dict[str, Any]:
         """Weights (adapters only with LoRA), optimiser state and step count, as copies."""
+        if self.sharded:
+            raise SpadeError(
+                "Checkpoints of a sharded (fsdp) learner are not written yet; train with "
+                "grpo.sharding = ddp to checkpoint."
+            )
         if self.adapters is not None:
             weights = adapter_state(self.adapters)
         else:

@@ -119,6 +119,7 @@ def plan_preset(
     gpus: str | None = None,
     nodes: int | None = None,
     model: str | None = None,
+    sharding: str | None = None,
 ) -> PresetPlan:
     """The memory plan of ``preset`` on ``nodes`` x ``gpus``.
 
@@ -129,6 +130,7 @@ def plan_preset(
         nodes: Nodes (default: 2 for ``multinode``, else 1).
         model: The model to size: a directory with ``config.json``, a ``config.json``,
             or a bundled shape (default: ``model.spec`` when it is one of those).
+        sharding: ``ddp`` or ``fsdp`` (default: the preset's ``grpo.sharding``).
 
     Raises:
         SpadeError: Unknown preset, setting, accelerator or model.
@@ -150,7 +152,7 @@ def plan_preset(
         lora_rank=grpo.lora_rank,
         lora_targets=tuple(grpo.lora_targets),
         kl=grpo.kl_coef > 0,
-        sharding="ddp",
+        sharding=sharding or grpo.sharding,
         world=count * nodes,
         activation_checkpointing=grpo.activation_checkpointing,
         logprob_chunk=grpo.logprob_chunk,
@@ -161,6 +163,11 @@ def plan_preset(
     batch = largest_fitting(shape, train, capacity, "micro_batch", 1024)
     length = largest_fitting(shape, train, capacity, "seq_len", 1 << 20)
     advice: list[str] = []
+    if train.sharding == "fsdp" and grpo.sharding != "fsdp":
+        memory.notes.append(
+            "planned sharded (fsdp), which the Learner supports but the self-play loop does "
+            "not run yet"
+        )
     if not memory.fits:
         if not train.activation_checkpointing:
             advice.append("--set grpo.activation_checkpointing=true")
@@ -184,5 +191,11 @@ def plan_preset(
             )
         if not train.lora_rank:
             advice.append("LoRA (--set grpo.lora_rank=32) trains far fewer parameters")
+        if train.sharding == "ddp" and train.world > 1:
+            sharded = plan_memory(shape, replace(train, sharding="fsdp"), capacity)
+            advice.append(
+                f"sharding over the {train.world} GPUs would need {sharded.peak / GIB:.1f} "
+                "GiB per GPU (--sharding fsdp; not in the self-play loop yet)"
+            )
         advice.append("or larger GPUs (--gpus H200:8, B200:8)")
     return PresetPlan(memory, name, count, nodes, batch, length, advice)

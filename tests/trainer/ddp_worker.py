@@ -6,7 +6,9 @@ seed (DDP must broadcast rank 0's weights), trains on its shard of the batch, an
 its gradients and weights after each of two steps: one where the shards differ in size
 (so ranks run different numbers of micro-batches), one where rank 1 has no samples.
 
-Usage: ``torchrun --nproc_per_node=2 tests/trainer/ddp_worker.py OUT_DIR``
+With ``fsdp`` after OUT_DIR the learner shards the model (FSDP2) instead of replicating it.
+
+Usage: ``torchrun --nproc_per_node=2 tests/trainer/ddp_worker.py OUT_DIR [ddp|fsdp]``
 """
 
 from __future__ import annotations
@@ -57,18 +59,26 @@ def mixed_samples(count: int = 5, *, seed: int = 0) -> list[Sample]:
 DDP_CONFIG = dict(micro_batch=2, learning_rate=1e-2, max_grad_norm=0.0, kl_coef=0.05)
 
 
-def main(out_dir: str) -> None:
+def main(out_dir: str, sharding: str = "ddp") -> None:
     import torch
 
     from spade_envs.trainer.distributed import init_distributed, shutdown
     from spade_envs.trainer.learner import GRPOConfig, Learner
+    from spade_envs.trainer.sharding import full_tensor
 
     torch.set_num_threads(1)
     info = init_distributed("gloo")
     model = tiny_llama(seed=100 + info.rank)
-    learner = Learner(model, GRPOConfig(**DDP_CONFIG), seed=0)
+    learner = Learner(model, GRPOConfig(**DDP_CONFIG, sharding=sharding), seed=0)
     batches = [info.shard(mixed_samples(5)), mixed_samples(3, seed=1) if info.is_main else []]
-    record = {"rank": info.rank, "world_size": info.world_size, "steps": []}
+    local = sum(getattr(p, "_local_tensor", p).numel() for p in model.parameters())
+    record = {
+        "rank": info.rank,
+        "world_size": info.world_size,
+        "steps": [],
+        "sharded": learner.sharded,
+        "local_share": local / sum(p.numel() for p in model.parameters()),
+    }
     for batch in batches:
         stats = learner.step(batch)
         record["steps"].append(
@@ -76,7 +86,7 @@ def main(out_dir: str) -> None:
                 "samples": len(batch),
                 "stats": stats,
                 "grads": learner.gradients(),
-                "params": {k: v.detach().clone() for k, v in model.named_parameters()},
+                "params": {k: full_tensor(v.detach()).clone() for k, v in model.named_parameters()},
             }
         )
     torch.save(record, Path(out_dir) / f"rank{info.rank}.pt")
@@ -84,4 +94,4 @@ def main(out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

@@ -96,13 +96,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def ddp_run(tmp_path_factory):
+def _torchrun(tmp_path_factory, sharding: str) -> list:
     """Run the worker under torchrun with 2 CPU processes (gloo) and load what each saved."""
     _need("torch", "transformers")
     import torch
 
-    out = tmp_path_factory.mktemp("ddp")
+    out = tmp_path_factory.mktemp(sharding)
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",
@@ -123,10 +122,27 @@ def ddp_run(tmp_path_factory):
         f"--master_port={_free_port()}",
         str(Path(__file__).with_name("ddp_worker.py")),
         str(out),
+        sharding,
     ]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return [torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
+
+
+@pytest.fixture(scope="module")
+def ddp_run(tmp_path_factory):
+    return _torchrun(tmp_path_factory, "ddp")
+
+
+@pytest.fixture(scope="module")
+def fsdp_run(tmp_path_factory):
+    return _torchrun(tmp_path_factory, "fsdp")
+
+
+@pytest.fixture(params=["ddp", "fsdp"])
+def ranked_run(request):
+    """Both: the model replicated (DDP) and sharded (FSDP2) over the two ranks."""
+    return request.getfixturevalue(f"{request.param}_run")
 
 
 def _close(a, b, atol: float = 1e-6) -> bool:
@@ -135,8 +151,8 @@ def _close(a, b, atol: float = 1e-6) -> bool:
     return torch.allclose(a, b, rtol=1e-4, atol=atol)
 
 
-def test_torchrun_ranks_agree_on_gradients_and_weights(ddp_run):
-    rank0, rank1 = ddp_run
+def test_torchrun_ranks_agree_on_gradients_and_weights(ranked_run):
+    rank0, rank1 = ranked_run
     assert (rank0["world_size"], rank1["world_size"]) == (2, 2)
     # Step 1: shards of 3 and 2 samples (2 and 1 micro-batches); step 2: rank 1 has none.
     assert [s["samples"] for s in rank0["steps"]] == [3, 3]
@@ -151,7 +167,7 @@ def test_torchrun_ranks_agree_on_gradients_and_weights(ddp_run):
         assert one["stats"] == {**two["stats"], "seconds": one["stats"]["seconds"]}
 
 
-def test_torchrun_gradients_equal_one_process_over_the_union(ddp_run):
+def test_torchrun_gradients_equal_one_process_over_the_union(ranked_run):
     from spade_envs.trainer.learner import GRPOConfig, Learner
 
     # Rank 0's model: the DDP run started from rank 0's weights (rank 1's were replaced).
@@ -159,7 +175,7 @@ def test_torchrun_gradients_equal_one_process_over_the_union(ddp_run):
     learner = Learner(model, GRPOConfig(**DDP_CONFIG), seed=0)
     for step, batch in enumerate([mixed_samples(5), mixed_samples(3, seed=1)]):
         stats = learner.step(batch)
-        ranked = ddp_run[0]["steps"][step]
+        ranked = ranked_run[0]["steps"][step]
         for key in ("loss", "loss_agent", "loss_designer", "tokens_agent", "tokens_designer"):
             assert stats[key] == pytest.approx(ranked["stats"][key], rel=1e-5, abs=1e-7), key
         grads = learner.gradients()
@@ -173,3 +189,11 @@ def test_torchrun_gradients_equal_one_process_over_the_union(ddp_run):
         # noise moves a weight by up to ~1e-5 (lr 1e-2), so weights get a looser bound.
         for name, param in model.named_parameters():
             assert _close(param.detach(), ranked["params"][name], atol=1e-4), name
+
+
+def test_fsdp_ranks_hold_a_shard_each_and_ddp_ranks_all(ddp_run, fsdp_run):
+    assert [r["sharded"] for r in fsdp_run] == [True, True]
+    # Each rank keeps about half of every parameter (FSDP2 shards dim 0, padding odd sizes).
+    assert all(0.45 < r["local_share"] < 0.6 for r in fsdp_run)
+    assert [r["sharded"] for r in ddp_run] == [False, False]
+    assert all(r["local_share"] == 1.0 for r in ddp_run)
