@@ -461,10 +461,9 @@ class SelfPlayConfig:
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
         _check(
-            self.grpo.sharding == "ddp",
-            "grpo.sharding = 'fsdp' shards the learner, but the self-play loop does not yet "
-            "generate from, push to vLLM or checkpoint a sharded model: use 'ddp'. "
-            "`spade-envs plan --sharding fsdp` shows what sharding would hold per GPU.",
+            self.grpo.sharding == "ddp" or not self.grpo.lora_rank,
+            "grpo.sharding = 'fsdp' shards full fine-tuning; LoRA's trainable state is small "
+            "enough to replicate: use sharding = 'ddp' with lora_rank > 0, or lora_rank = 0.",
         )
         held_out = self.eval.held_out_names
         for key, envs in (

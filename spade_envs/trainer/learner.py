@@ -52,7 +52,15 @@ from .batches import MicroBatch, Row, fit_to_length, token_logprobs_class
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
 from .lean import checkpoint_blocks
 from .samples import Sample
-from .sharding import full_tensor, gradient_sync, micro_batch_count, shard_model
+from .sharding import (
+    by_name,
+    full_state,
+    full_tensor,
+    gradient_sync,
+    load_full_state,
+    micro_batch_count,
+    shard_model,
+)
 
 __all__ = ["GRPOConfig", "GRPOConfigError", "Learner", "STAT_KEYS", "fit_to_length"]
 
@@ -557,10 +565,16 @@ class Learner:
     def state_dict(self) -> dict[str, Any]:
         """Weights (adapters only with LoRA), optimiser state and step count, as copies."""
         if self.sharded:
-            raise SpadeError(
-                "Checkpoints of a sharded (fsdp) learner are not written yet; train with "
-                "grpo.sharding = ddp to checkpoint."
-            )
+            # Collective: every rank calls it; rank 0 gets everything whole (its CPU).
+            weights, optimizer = full_state(self.model, self.optimizer)
+            return {
+                "lora_rank": self.config.lora_rank,
+                # Copies: some tensors (Adam's step counts) are the live ones.
+                "model": copy.deepcopy(weights),
+                "optimizer": copy.deepcopy(optimizer),
+                "optimizer_by_name": True,
+                "steps": self.steps,
+            }
         if self.adapters is not None:
             weights = adapter_state(self.adapters)
         else:
@@ -592,11 +606,19 @@ class Learner:
                 f"lora_rank={self.config.lora_rank}; use the same GRPO settings to resume."
             )
         try:
-            if self.adapters is not None:
+            if self.sharded or state.get("optimizer_by_name"):
+                # Whole weights and name-keyed optimiser state load at any world size.
+                optimizer = state["optimizer"]
+                if not state.get("optimizer_by_name"):
+                    names = [n for n, p in self.model.named_parameters() if p.requires_grad]
+                    optimizer = by_name(optimizer, names)
+                load_full_state(self.model, self.optimizer, state["model"], optimizer)
+            elif self.adapters is not None:
                 load_adapter_state(self.adapters, state["model"])
+                self.optimizer.load_state_dict(state["optimizer"])
             else:
                 self.model.load_state_dict(state["model"])
-            self.optimizer.load_state_dict(state["optimizer"])
+                self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
             if isinstance(exc, SpadeError):
                 raise

@@ -568,6 +568,12 @@ class SelfPlayTrainer:
     def _save(self, k: int) -> None:
         started = time.perf_counter()
         parts = self.parts
+        # A sharded learner's state is gathered by every rank together (rank 0 keeps it).
+        learner_state = (
+            parts.learner.state_dict()
+            if parts.metrics is not None or parts.learner.sharded
+            else None
+        )
         if parts.metrics is not None:  # rank 0
             state = {
                 "run_id": parts.run_id,
@@ -579,7 +585,7 @@ class SelfPlayTrainer:
             path = save_checkpoint(
                 parts.checkpoints,
                 k,
-                learner_state=parts.learner.state_dict(),
+                learner_state=learner_state,
                 state=state,
                 config_toml=config_to_toml(self.config),
                 metrics=parts.metrics.text(),

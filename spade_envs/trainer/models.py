@@ -86,13 +86,18 @@ def resolve_device(device: str, local_rank: int = 0) -> str:
     return device
 
 
-def load_models(settings: Any, *, seed: int = 0, local_rank: int = 0) -> tuple[Any, ChatModel]:
+def load_models(
+    settings: Any, *, seed: int = 0, local_rank: int = 0, separate: bool = False
+) -> tuple[Any, ChatModel]:
     """Load the model to train and the model to generate with.
 
     Args:
         settings: :class:`~spade_envs.trainer.config.ModelSettings`.
         seed: vLLM's engine seed.
         local_rank: Picks the GPU.
+        separate: With the transformers backend, generate with a copy of its own (loaded
+            again), not the trained model: a sharded model cannot generate alone, as each
+            of its forward passes needs every rank.
 
     Returns:
         ``(trainer_model, generator)``: a :class:`~spade_envs.llm.TransformersChatModel`
@@ -115,6 +120,10 @@ def load_models(settings: Any, *, seed: int = 0, local_rank: int = 0) -> tuple[A
             "'smollm2' or a Hugging Face model directory."
         )
     if settings.backend == "transformers":
+        if separate:
+            return trainer, load_model(
+                settings.spec, device=device, dtype=dtype, batch_size=settings.batch_size
+            )
         return trainer, trainer
     from ..llm import VLLMChatModel
 
@@ -181,11 +190,20 @@ def push_weights(generator: Any, model: Any) -> bool:
         WeightSyncError: The weights' names or shapes do not fit the engine's checkpoint
             (raised before the engine is touched).
     """
-    from ..llm import VLLMChatModel
+    from ..llm import TransformersChatModel, VLLMChatModel
     from .adapters import merged_weights
+    from .sharding import full_weights
 
     inner = getattr(generator, "inner", generator)
+    sharded = any(hasattr(p, "full_tensor") for p in model.parameters())
+    if isinstance(inner, TransformersChatModel):
+        if inner.model is model:
+            return False  # the transformers backend generates with the trained model itself
+        # A copy of its own (the trained model is sharded): every rank gathers the weights.
+        weights = full_weights(model) if sharded else model.state_dict()
+        inner.model.load_state_dict(weights)
+        return True
     if not isinstance(inner, VLLMChatModel):
-        return False  # the transformers backend generates with the trained model itself
-    inner.load_weights(merged_weights(model))
+        return False
+    inner.load_weights(full_weights(model) if sharded else merged_weights(model))
     return True

@@ -378,7 +378,10 @@ def open_run(
 
         # The models and the learner (LoRA is applied here, seeded).
         trainer_model, raw_generator = load_models(
-            config.model, seed=config.seed, local_rank=dist.local_rank
+            config.model,
+            seed=config.seed,
+            local_rank=dist.local_rank,
+            separate=config.grpo.sharding == "fsdp" and dist.world_size > 1,
         )
         if raw_generator is not trainer_model:
             opened.callback(raw_generator.close)

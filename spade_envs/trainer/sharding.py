@@ -18,7 +18,16 @@ from typing import Any
 
 from .lean import decoder_blocks
 
-__all__ = ["SHARDINGS", "full_tensor", "gradient_sync", "micro_batch_count", "shard_model"]
+__all__ = [
+    "SHARDINGS",
+    "full_state",
+    "full_tensor",
+    "full_weights",
+    "gradient_sync",
+    "load_full_state",
+    "micro_batch_count",
+    "shard_model",
+]
 
 #: How the learner spreads a model over ranks: every rank holds it all (``ddp``), or each
 #: holds a shard (``fsdp``).
@@ -71,3 +80,48 @@ def full_tensor(tensor: Any) -> Any:
     """A sharded tensor gathered whole on every rank (collective); others as they are."""
     gather = getattr(tensor, "full_tensor", None)
     return gather() if callable(gather) else tensor
+
+
+def full_weights(model: Any) -> dict[str, Any]:
+    """Every weight of a sharded model, whole, on every rank (collective): what a
+    generating copy or a vLLM engine beside each rank loads after an update."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+
+
+def full_state(model: Any, optimizer: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model's weights and the optimiser's state, whole, on rank 0's CPU (collective;
+    the other ranks get empty dicts): a checkpoint any world size, sharded or not, loads.
+    The optimiser's state is keyed by parameter name, not by position."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    return get_state_dict(model, optimizer, options=options)
+
+
+def load_full_state(
+    model: Any, optimizer: Any, weights: dict[str, Any], optimizer_state: dict[str, Any]
+) -> None:
+    """Load what :func:`full_state` returned into a model sharded or not (each rank takes
+    its shard)."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_state_dict
+
+    set_state_dict(
+        model,
+        optimizer,
+        model_state_dict=weights,
+        optim_state_dict=optimizer_state,
+        options=StateDictOptions(full_state_dict=True),
+    )
+
+
+def by_name(optimizer_state: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """``torch.optim`` state keyed by position, keyed by parameter name instead (the form
+    :func:`load_full_state` takes); ``names`` are the optimised parameters in order."""
+    state = {names[i]: value for i, value in optimizer_state["state"].items()}
+    groups = [
+        {**group, "params": [names[i] for i in group["params"]]}
+        for group in optimizer_state["param_groups"]
+    ]
+    return {"state": state, "param_groups": groups}

@@ -71,6 +71,8 @@ def main(out_dir: str, sharding: str = "ddp") -> None:
     model = tiny_llama(seed=100 + info.rank)
     learner = Learner(model, GRPOConfig(**DDP_CONFIG, sharding=sharding), seed=0)
     batches = [info.shard(mixed_samples(5)), mixed_samples(3, seed=1) if info.is_main else []]
+    if sharding == "fsdp":
+        batches.append(info.shard(mixed_samples(6, seed=2)))
     local = sum(getattr(p, "_local_tensor", p).numel() for p in model.parameters())
     record = {
         "rank": info.rank,
@@ -79,7 +81,11 @@ def main(out_dir: str, sharding: str = "ddp") -> None:
         "sharded": learner.sharded,
         "local_share": local / sum(p.numel() for p in model.parameters()),
     }
-    for batch in batches:
+    for number, batch in enumerate(batches):
+        if number == 2 and sharding == "fsdp":
+            # The checkpoint a sharded run writes (every rank gathers; rank 0 keeps it),
+            # before a third step the test repeats on one process from that state.
+            record["state"] = learner.state_dict()
         stats = learner.step(batch)
         record["steps"].append(
             {

@@ -155,8 +155,8 @@ def test_torchrun_ranks_agree_on_gradients_and_weights(ranked_run):
     rank0, rank1 = ranked_run
     assert (rank0["world_size"], rank1["world_size"]) == (2, 2)
     # Step 1: shards of 3 and 2 samples (2 and 1 micro-batches); step 2: rank 1 has none.
-    assert [s["samples"] for s in rank0["steps"]] == [3, 3]
-    assert [s["samples"] for s in rank1["steps"]] == [2, 0]
+    assert [s["samples"] for s in rank0["steps"]][:2] == [3, 3]
+    assert [s["samples"] for s in rank1["steps"]][:2] == [2, 0]
     for one, two in zip(rank0["steps"], rank1["steps"]):
         assert one["grads"].keys() == two["grads"].keys() and one["grads"]
         for name, grad in one["grads"].items():
@@ -197,3 +197,23 @@ def test_fsdp_ranks_hold_a_shard_each_and_ddp_ranks_all(ddp_run, fsdp_run):
     assert all(0.45 < r["local_share"] < 0.6 for r in fsdp_run)
     assert [r["sharded"] for r in ddp_run] == [False, False]
     assert all(r["local_share"] == 1.0 for r in ddp_run)
+
+
+def test_a_sharded_checkpoint_resumes_exactly_on_one_process(fsdp_run):
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+
+    state = fsdp_run[0]["state"]  # after two steps on two ranks, sharded
+    assert state["optimizer_by_name"] and state["steps"] == 2
+    assert fsdp_run[1]["state"]["model"] == {}  # rank 0 alone holds it whole
+    # Another world size, unsharded: the state loads, and the third step lands where the
+    # sharded run's third step did.
+    # Built on the run's base model (rank 0's): the KL term's reference is the model the
+    # learner was built on, which a checkpoint does not carry.
+    model = tiny_llama(seed=100)
+    learner = Learner(model, GRPOConfig(**DDP_CONFIG), seed=0)
+    learner.load_state_dict(state)
+    for name, param in model.named_parameters():
+        assert _close(param.detach(), fsdp_run[0]["steps"][1]["params"][name]), name
+    learner.step(mixed_samples(6, seed=2))
+    for name, param in model.named_parameters():
+        assert _close(param.detach(), fsdp_run[0]["steps"][2]["params"][name], atol=1e-4), name

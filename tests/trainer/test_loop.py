@@ -325,6 +325,30 @@ def test_two_torchrun_ranks_share_documents_and_plays(tiny_model, tmp_path):
     assert [i for i, _ in list_checkpoints(run / "checkpoints")] == [1]
 
 
+def test_the_fsdp_preset_trains_sharded_on_two_ranks_and_resumes_on_one(tiny_model, tmp_path):
+    run = tmp_path / "run"
+    worker = ["-m", "tests.trainer.trainer_support", str(tiny_model), str(run), "--preset=cpu-fsdp"]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
+                "--nproc_per_node=2", f"--master_port={_free_port()}"]  # fmt: skip
+    done = subprocess.run(
+        [*torchrun, *worker, "iterations=1"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    _ok(done)
+    [record] = read_metrics(run)
+    assert record["tokens_agent"] > 0 and record["grad_norm"] > 0
+    assert [i for i, _ in list_checkpoints(run / "checkpoints")] == [1]
+    # The sharded run's checkpoint holds whole weights and name-keyed optimizer state:
+    # one process (another world size, unsharded) continues from it.
+    again = subprocess.run(
+        [sys.executable, *worker, "iterations=2"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    _ok(again)
+    records = read_metrics(run)
+    assert [r["iteration"] for r in records] == [1, 2] and records[1]["tokens_agent"] > 0
+
+
 # ----------------------------------------------------------------------- pieces
 
 

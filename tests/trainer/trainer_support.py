@@ -6,7 +6,8 @@ Usage of the worker, from the repository root (``--kill-at=<k>:<stage>`` makes i
 itself with SIGKILL right after that stage of iteration ``k``, stage one of
 :data:`KILL_POINTS`; under ``torchrun -m`` each process is one rank)::
 
-    python -m tests.trainer.trainer_support MODEL_DIR RUN_DIR [--kill-at=K:STAGE] [KEY=VALUE ...]
+    python -m tests.trainer.trainer_support MODEL_DIR RUN_DIR [--kill-at=K:STAGE] [--preset=P]
+        [KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -229,10 +230,12 @@ def run_worker(model_dir: str, run_dir: str, args: Sequence[str]) -> None:
     from spade_envs.trainer.loop import SelfPlayTrainer
 
     kill_at = [a.removeprefix("--kill-at=") for a in args if a.startswith("--kill-at=")]
-    overrides = [a for a in args if not a.startswith("--kill-at=")]
+    presets = [a.removeprefix("--preset=") for a in args if a.startswith("--preset=")]
+    overrides = [a for a in args if not a.startswith(("--kill-at=", "--preset="))]
     trainer_class = _killing_trainer(kill_at[-1]) if kill_at else SelfPlayTrainer
     torch.set_num_threads(1)
-    config = load_config("cpu-test", [f"model.spec={model_dir}", *RESUME_SETTINGS, *overrides])
+    preset = presets[-1] if presets else "cpu-test"
+    config = load_config(preset, [f"model.spec={model_dir}", *RESUME_SETTINGS, *overrides])
     dist = init_distributed()
     try:
         trainer = trainer_class(
