@@ -9,13 +9,21 @@ planner's prediction for the same setup (CPU attention) is printed beside it, as
 The lean options (activation checkpointing, log-probs in chunks) are measured on the
 middle model, against the plain step of the same run.
 
-    python benchmarks/learner_memory.py
+With ``--sharding``, the step time of the learner sharded (FSDP2) against replicated
+(DDP) on 2 CPU ranks (gloo, ``torchrun``), the median of alternating blocks of steps.
+
+    python benchmarks/learner_memory.py [--sharding]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
+import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -62,8 +70,69 @@ def measured_and_predicted(cfg: dict, micro_batch: int, seq_len: int, **grpo) ->
     return measured, predicted
 
 
+def sharded_worker(steps: int) -> None:
+    """One rank (under torchrun): time ``steps`` learner steps, DDP and FSDP2 in
+    alternating blocks; rank 0 prints the medians."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from spade_envs.trainer.distributed import init_distributed, shutdown
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+    from spade_envs.trainer.samples import Sample
+
+    torch.set_num_threads(1)
+    info = init_distributed("gloo")
+    cfg = {**SIZES["medium"], **HEADS}
+    samples = [
+        Sample("agent", [1] * 8, [(i * 7 + j) % 8192 for j in range(120)], float(i % 2), "g")
+        for i in range(8)
+    ]
+    learners = {}
+    for sharding in ("ddp", "fsdp"):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(LlamaConfig(**cfg))
+        config = GRPOConfig(micro_batch=2, max_seq_len=128, learning_rate=1e-5, sharding=sharding)
+        learners[sharding] = Learner(model, config)
+        learners[sharding].step(info.shard(samples))  # warm up
+    times: dict[str, list[float]] = {"ddp": [], "fsdp": []}
+    for _ in range(steps):
+        for sharding, learner in learners.items():
+            started = time.perf_counter()
+            learner.step(info.shard(samples))
+            times[sharding].append(time.perf_counter() - started)
+    if info.is_main:
+        ddp, fsdp = statistics.median(times["ddp"]), statistics.median(times["fsdp"])
+        params = sum(p.numel() for p in LlamaForCausalLM(LlamaConfig(**cfg)).parameters())
+        print(
+            f"learner step on 2 CPU ranks ({params / 1e6:.0f}M parameters, 8 x 128 tokens): "
+            f"ddp {ddp:.2f} s, fsdp {fsdp:.2f} s: fsdp/ddp {fsdp / ddp:.2f}x"
+        )
+    shutdown()
+
+
+def sharding_time(steps: int) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
+               "--nproc_per_node=2", f"--master_port={port}", __file__, "--worker",
+               str(steps)]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(done.stdout[-2000:] + done.stderr[-3000:])
+    print(done.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sharding", action="store_true", help="also time FSDP2 vs DDP")
+    parser.add_argument("--steps", type=int, default=5, help="timed steps of each (--sharding)")
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker is not None:
+        sharded_worker(args.worker)
+        return
     mib = 2**20
     print("model     setup                        measured   predicted   ratio")
     plain_medium = 0
@@ -86,6 +155,8 @@ def main() -> None:
             f"{'medium':<9} {label:<28} {measured / mib:7.1f} MiB {predicted / mib:7.1f} MiB"
             f"   {predicted / measured:.2f}   ({measured / plain_medium:.2f}x the plain step)"
         )
+    if args.sharding:
+        sharding_time(args.steps)
 
 
 if __name__ == "__main__":
