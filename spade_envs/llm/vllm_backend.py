@@ -133,6 +133,10 @@ class VLLMChatModel(ChatModel):
                 f"vllm is installed but cannot be imported: {exc}. {install_hint()}"
             ) from exc
         self._vllm = vllm
+        #: Built with vLLM's sleep mode (``enable_sleep_mode=True``).
+        self.sleep_mode = bool(engine_kwargs.get("enable_sleep_mode", False))
+        #: Asleep (:meth:`sleep`) and not yet fully awake (:meth:`wake_up`).
+        self.asleep = False
         self._weights_parent = None if weights_dir is None else str(weights_dir)
         self._weights_dir: Path | None = None
         self.engine = None
@@ -361,6 +365,34 @@ class VLLMChatModel(ChatModel):
             ) from exc
         # Cached keys and values were computed with the old weights.
         self.engine.reset_prefix_cache()
+
+    def sleep(self, level: int = 1) -> None:
+        """Release the engine's GPU memory (vLLM's sleep mode; built with
+        ``enable_sleep_mode=True``): level 1 keeps the weights in CPU memory, level 2
+        drops them (new ones are loaded after :meth:`wake_up`). The KV cache is dropped.
+
+        Raises:
+            LLMConfigError: The engine was not built for it, or refused.
+        """
+        if self.engine is None or not self.sleep_mode:
+            raise LLMConfigError("This vLLM model was not built with enable_sleep_mode=True.")
+        try:
+            self.engine.sleep(level=level)
+        except Exception as exc:
+            raise LLMConfigError(f"vLLM could not sleep: {_engine_reason(exc)}") from exc
+        self.asleep = True
+
+    def wake_up(self, tags: list[str] | None = None) -> None:
+        """Take back the memory :meth:`sleep` released: ``["weights"]`` first (to load
+        new ones), then ``["kv_cache"]``; None: both."""
+        if self.engine is None or not self.sleep_mode:
+            raise LLMConfigError("This vLLM model was not built with enable_sleep_mode=True.")
+        try:
+            self.engine.wake_up(tags=tags)
+        except Exception as exc:
+            raise LLMConfigError(f"vLLM could not wake up: {_engine_reason(exc)}") from exc
+        if tags is None or "kv_cache" in tags:
+            self.asleep = False
 
     def close(self) -> None:
         """Drop the engine (vLLM shuts its processes down when the engine is collected)

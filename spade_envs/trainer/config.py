@@ -82,6 +82,10 @@ class ModelSettings:
         vllm_max_len: vLLM's ``max_model_len``.
         vllm_weights_dir: Where the weights pushed to vLLM after each update are written
             (the whole model each time; ``""``: the system's temporary directory).
+        vllm_sleep: Put the engine to sleep during each update (vLLM's sleep mode, level
+            2: its weights and KV cache leave the GPU), then wake it to load the new
+            weights, so the learner gets the GPU memory the engine held. CUDA (and ROCm)
+            only.
     """
 
     spec: str = "smollm2"
@@ -93,9 +97,16 @@ class ModelSettings:
     vllm_memory: float = 0.45
     vllm_max_len: int = 8192
     vllm_weights_dir: str = ""
+    vllm_sleep: bool = False
 
     def __post_init__(self) -> None:
         _check(bool(self.spec.strip()), "model.spec must name a model, e.g. 'smollm2'.")
+        _check(
+            not self.vllm_sleep or (self.backend == "vllm" and self.device != "cpu"),
+            "model.vllm_sleep puts a vLLM engine on a GPU to sleep during updates: it needs "
+            "model.backend = 'vllm' and a CUDA device (vLLM's sleep mode runs on CUDA and "
+            "ROCm only).",
+        )
         _check(
             not self.spec.startswith("openai:"),
             "model.spec cannot be an openai: server: the trainer needs the weights. Pass "

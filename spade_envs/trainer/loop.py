@@ -213,6 +213,9 @@ class SelfPlayTrainer:
         # 5. one GRPO update on both roles
         update_started = time.perf_counter()
         samples = self._agent_samples(episodes, k) + self._designer_samples(due, rewards)
+        from .models import release_generator
+
+        release_generator(parts.raw_generator)  # model.vllm_sleep: the GPU is the learner's
         stats = parts.learner.step(samples)
         sync_started = time.perf_counter()
         synced = self._push()

@@ -21,7 +21,9 @@ starts, from the model's ``config.json`` alone (no weights).
   chunk of positions when log-probs are computed in chunks;
 - **vLLM**: a colocated engine's reservation (``gpu_memory_utilization`` of the GPU), or
   its remainder while it sleeps during the update;
-- **overhead**: the CUDA context and allocator fragmentation.
+- **overhead**: the CUDA context and allocator fragmentation;
+- **gathered** (sharded, with vLLM): the whole weights each rank gathers for its engine
+  after the update.
 
 The peak is the larger of the backward pass and the optimiser step. In the backward pass
 the weights, moments, gradients (accumulated over earlier micro-batches) and the kept
@@ -395,6 +397,11 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     backward = weights + moments + gradients + reference + kept + max(block, logits)
     step = weights + moments + gradients + reference + step_temporaries
     tensors = max(backward, step)
+    gathered = 0
+    if train.sharding == "fsdp" and train.vllm_memory:
+        # After the update every rank gathers the whole weights for its engine.
+        gathered = params * b
+        tensors = max(tensors, weights + moments + gradients + reference + gathered)
     overhead = int(CUDA_CONTEXT_GIB * GIB + FRAGMENTATION * tensors) if capacity else 0
     parts = {
         "weights": weights,
@@ -406,6 +413,8 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
         "vllm": vllm,
         "overhead": overhead,
     }
+    if gathered:
+        parts["gathered"] = gathered
     return MemoryPlan(
         parts=parts,
         peak=tensors + vllm + overhead,

@@ -128,6 +128,10 @@ def load_models(
     from ..llm import VLLMChatModel
 
     path = str(smollm2_hf_dir()) if settings.spec.lower() == "smollm2" else str(trainer.model_dir)
+    if settings.vllm_sleep and device == "cpu":
+        raise SpadeError(
+            "model.vllm_sleep needs a CUDA device: vLLM's sleep mode runs on CUDA and ROCm only."
+        )
     if device == "cpu":
         # vLLM's CPU build reads gpu_memory_utilization as the share of all RAM its
         # process may fill, model and other processes included (it refused to start
@@ -144,6 +148,7 @@ def load_models(
             name=trainer.name,
             reloadable=True,
             weights_dir=settings.vllm_weights_dir or None,
+            **({"enable_sleep_mode": True} if settings.vllm_sleep else {}),
             **memory,
             max_model_len=settings.vllm_max_len,
             seed=seed,
@@ -205,5 +210,23 @@ def push_weights(generator: Any, model: Any) -> bool:
         return True
     if not isinstance(inner, VLLMChatModel):
         return False
-    inner.load_weights(full_weights(model) if sharded else merged_weights(model))
+    weights = full_weights(model) if sharded else merged_weights(model)
+    if inner.asleep:
+        inner.wake_up(["weights"])  # the new weights go where the old ones were
+    inner.load_weights(weights)
+    if inner.asleep:
+        inner.wake_up(["kv_cache"])
+    return True
+
+
+def release_generator(generator: Any) -> bool:
+    """Put a vLLM ``generator`` built with sleep mode to sleep for the update (level 2:
+    its weights and KV cache leave the GPU; :func:`push_weights` wakes it with the new
+    weights). Returns whether it sleeps; a no-op for any other generator."""
+    from ..llm import VLLMChatModel
+
+    inner = getattr(generator, "inner", generator)
+    if not isinstance(inner, VLLMChatModel) or not inner.sleep_mode:
+        return False
+    inner.sleep(level=2)
     return True

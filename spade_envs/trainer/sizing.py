@@ -157,17 +157,13 @@ def plan_preset(
         activation_checkpointing=grpo.activation_checkpointing,
         logprob_chunk=grpo.logprob_chunk,
         vllm_memory=config.model.vllm_memory if config.model.backend == "vllm" else 0.0,
+        vllm_sleep=config.model.vllm_sleep,
     )
     capacity = gpu_memory_gib(name)
     memory = plan_memory(shape, train, capacity)
     batch = largest_fitting(shape, train, capacity, "micro_batch", 1024)
     length = largest_fitting(shape, train, capacity, "seq_len", 1 << 20)
     advice: list[str] = []
-    if train.sharding == "fsdp" and grpo.sharding != "fsdp":
-        memory.notes.append(
-            "planned sharded (fsdp), which the Learner supports but the self-play loop does "
-            "not run yet"
-        )
     if not memory.fits:
         if not train.activation_checkpointing:
             advice.append("--set grpo.activation_checkpointing=true")
@@ -184,10 +180,11 @@ def plan_preset(
             )
         if batch and batch < train.micro_batch:
             advice.append(f"or --set grpo.micro_batch={batch} as it is")
-        if train.vllm_memory:
+        if train.vllm_memory and not train.vllm_sleep:
             advice.append(
-                f"a smaller vLLM share (model.vllm_memory={train.vllm_memory}: "
-                f"{memory.parts['vllm'] / GIB:.0f} GiB of each GPU)"
+                f"vLLM asleep during updates (--set model.vllm_sleep=true) instead of "
+                f"holding {memory.parts['vllm'] / GIB:.0f} GiB of each GPU, or a smaller "
+                f"model.vllm_memory than {train.vllm_memory}"
             )
         if not train.lora_rank:
             advice.append("LoRA (--set grpo.lora_rank=32) trains far fewer parameters")

@@ -281,3 +281,32 @@ def test_launch_refuses_a_plan_that_does_not_fit(monkeypatch):
     )  # fmt: skip
     assert forced.exit_code == 0, forced.output
     assert "THE PLAN DOES NOT FIT; launching anyway" in forced.output
+
+
+def test_vllm_asleep_and_the_gather_for_it_are_planned():
+    shape = ModelShape.from_config("qwen3-8b")
+    awake = plan_memory(shape, TrainShape(1, 2048, vllm_memory=0.35), 80).parts
+    asleep = plan_memory(shape, TrainShape(1, 2048, vllm_memory=0.35, vllm_sleep=True), 80)
+    assert awake["vllm"] == 28 * GIB and asleep.parts["vllm"] == 1 * GIB
+    # Sharded, each rank gathers the whole weights for its engine after the update.
+    sharded = plan_memory(
+        shape, TrainShape(1, 2048, sharding="fsdp", world=8, vllm_memory=0.35), 80
+    )
+    assert sharded.parts["gathered"] == shape.params * 2
+    assert "gathered" not in plan_memory(shape, TrainShape(1, 2048, vllm_memory=0.35), 80).parts
+
+
+@pytest.mark.parametrize(
+    ("settings", "words"),
+    [
+        (["model.vllm_sleep=true"], "needs model.backend = 'vllm'"),
+        (["model.vllm_sleep=true", "model.backend=vllm", "model.device=cpu"], "CUDA device"),
+        (["grpo.sharding=fsdp", "grpo.lora_rank=8"], "LoRA's trainable state"),
+        (["grpo.sharding=zero"], "sharding must be ddp or fsdp"),
+    ],
+)
+def test_settings_the_trainer_cannot_run_are_refused(settings, words):
+    from spade_envs.trainer.config_io import load_config
+
+    with pytest.raises(SpadeError, match=words):
+        load_config("cpu-test", settings)
