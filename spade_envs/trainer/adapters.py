@@ -145,19 +145,25 @@ def load_adapter_state(adapted: Any, state: dict[str, Any]) -> None:
         raise LoRAError(f"The saved adapters do not fit this model: {exc}") from None
 
 
-def merged_weights(model: Any) -> dict[str, Any]:
+def merged_weights(model: Any, state: dict[str, Any] | None = None) -> dict[str, Any]:
     """The model's weights with any LoRA adapters folded in, under the base model's names.
 
     ``...q_proj.base_layer.weight`` becomes ``...q_proj.weight`` holding ``W + s B A``
     (peft's ``get_delta_weight``); adapter tensors are left out. The model is not
     changed (peft's merge/unmerge would round the base weights in bf16). Tensors that are
     not adapted are returned as they are (not copied).
+
+    Args:
+        model: The model with peft's LoRA layers (or none).
+        state: Its whole weights, already gathered (a sharded model's), to merge instead
+            of the model's own; the deltas are then ``scaling * B @ A`` of these tensors.
     """
     from peft.tuners.lora import LoraLayer
 
     layers = {name: m for name, m in model.named_modules() if isinstance(m, LoraLayer)}
+    weights = model.state_dict() if state is None else state
     out: dict[str, Any] = {}
-    for key, value in model.state_dict().items():
+    for key, value in weights.items():
         if ".lora_" in key:
             continue
         name, sep, leaf = key.partition(".base_layer.")
@@ -165,7 +171,12 @@ def merged_weights(model: Any) -> dict[str, Any]:
             key = f"{name}.{leaf}"
             if leaf == "weight":
                 layer = layers[name]
-                delta = layer.get_delta_weight(ADAPTER_NAME)
+                if state is None:
+                    delta = layer.get_delta_weight(ADAPTER_NAME)
+                else:
+                    a = state[f"{name}.lora_A.{ADAPTER_NAME}.weight"].float()
+                    b = state[f"{name}.lora_B.{ADAPTER_NAME}.weight"].float()
+                    delta = (b @ a) * layer.scaling[ADAPTER_NAME]
                 value = value + delta.to(value.dtype)
         out[key] = value.detach()
     return out

@@ -471,11 +471,6 @@ class SelfPlayConfig:
                 "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
-        _check(
-            self.grpo.sharding == "ddp" or not self.grpo.lora_rank,
-            "grpo.sharding = 'fsdp' shards full fine-tuning; LoRA's trainable state is small "
-            "enough to replicate: use sharding = 'ddp' with lora_rank > 0, or lora_rank = 0.",
-        )
         held_out = self.eval.held_out_names
         for key, envs in (
             ("agent.fixed_pool", self.agent.fixed_pool),

@@ -593,7 +593,11 @@ class SelfPlayTrainer:
                 config_toml=config_to_toml(self.config),
                 metrics=parts.metrics.text(),
                 keep=self.config.checkpoint.keep,
-                adapter=parts.learner.save_adapter if parts.learner.adapters is not None else None,
+                # peft's adapter folder of a sharded model would need every rank: its
+                # checkpoint holds the whole model instead (learner.pt).
+                adapter=parts.learner.save_adapter
+                if parts.learner.adapters is not None and not parts.learner.sharded
+                else None,
             )
             self._say(k, f"checkpoint: {path} in {time.perf_counter() - started:.1f} s")
         distributed.barrier()

@@ -205,12 +205,11 @@ def push_weights(generator: Any, model: Any) -> bool:
         if inner.model is model:
             return False  # the transformers backend generates with the trained model itself
         # A copy of its own (the trained model is sharded): every rank gathers the weights.
-        weights = full_weights(model) if sharded else model.state_dict()
-        inner.model.load_state_dict(weights)
+        inner.model.load_state_dict(merged_weights(model, full_weights(model)))
         return True
     if not isinstance(inner, VLLMChatModel):
         return False
-    weights = full_weights(model) if sharded else merged_weights(model)
+    weights = merged_weights(model, full_weights(model) if sharded else None)
     if inner.asleep:
         inner.wake_up(["weights"])  # the new weights go where the old ones were
     inner.load_weights(weights)

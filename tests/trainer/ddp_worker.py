@@ -43,6 +43,20 @@ def tiny_llama(seed: int = 0, *, tie: bool = False) -> Any:
     return LlamaForCausalLM(config).eval()
 
 
+def tiny_qwen3(seed: int = 0) -> Any:
+    """A 2-layer Qwen3ForCausalLM (q/k norms, explicit head_dim) with random weights."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen3Config(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+        max_position_embeddings=256, pad_token_id=0,
+    )  # fmt: skip
+    return Qwen3ForCausalLM(config).eval()
+
+
 def mixed_samples(count: int = 5, *, seed: int = 0) -> list[Sample]:
     """Agent and designer samples of varied lengths; rewards vary inside each group."""
     rng = random.Random(seed)
@@ -59,7 +73,7 @@ def mixed_samples(count: int = 5, *, seed: int = 0) -> list[Sample]:
 DDP_CONFIG = dict(micro_batch=2, learning_rate=1e-2, max_grad_norm=0.0, kl_coef=0.05)
 
 
-def main(out_dir: str, sharding: str = "ddp") -> None:
+def main(out_dir: str, sharding: str = "ddp", variant: str = "") -> None:
     import torch
 
     from spade_envs.trainer.distributed import init_distributed, shutdown
@@ -68,8 +82,11 @@ def main(out_dir: str, sharding: str = "ddp") -> None:
 
     torch.set_num_threads(1)
     info = init_distributed("gloo")
-    model = tiny_llama(seed=100 + info.rank)
-    learner = Learner(model, GRPOConfig(**DDP_CONFIG, sharding=sharding), seed=0)
+    model = (
+        tiny_qwen3(seed=100 + info.rank) if variant == "qwen3" else tiny_llama(seed=100 + info.rank)
+    )
+    extra = {"lora_rank": 4} if variant == "lora" else {}
+    learner = Learner(model, GRPOConfig(**DDP_CONFIG, sharding=sharding, **extra), seed=0)
     batches = [info.shard(mixed_samples(5)), mixed_samples(3, seed=1) if info.is_main else []]
     if sharding == "fsdp":
         batches.append(info.shard(mixed_samples(6, seed=2)))
@@ -100,4 +117,4 @@ def main(out_dir: str, sharding: str = "ddp") -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])

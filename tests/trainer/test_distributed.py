@@ -21,7 +21,7 @@ from spade_envs.trainer.distributed import (
     shutdown,
 )
 
-from .ddp_worker import DDP_CONFIG, mixed_samples, tiny_llama
+from .ddp_worker import DDP_CONFIG, mixed_samples, tiny_llama, tiny_qwen3
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -96,12 +96,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _torchrun(tmp_path_factory, sharding: str) -> list:
+def _torchrun(tmp_path_factory, sharding: str, variant: str = "") -> list:
     """Run the worker under torchrun with 2 CPU processes (gloo) and load what each saved."""
     _need("torch", "transformers")
     import torch
 
-    out = tmp_path_factory.mktemp(sharding)
+    out = tmp_path_factory.mktemp(f"{sharding}{variant}")
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",
@@ -123,6 +123,7 @@ def _torchrun(tmp_path_factory, sharding: str) -> list:
         str(Path(__file__).with_name("ddp_worker.py")),
         str(out),
         sharding,
+        variant,
     ]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -139,10 +140,36 @@ def fsdp_run(tmp_path_factory):
     return _torchrun(tmp_path_factory, "fsdp")
 
 
-@pytest.fixture(params=["ddp", "fsdp"])
+@pytest.fixture(scope="module")
+def fsdp_lora_run(tmp_path_factory):
+    return _torchrun(tmp_path_factory, "fsdp", "lora")
+
+
+@pytest.fixture(scope="module")
+def fsdp_qwen3_run(tmp_path_factory):
+    return _torchrun(tmp_path_factory, "fsdp", "qwen3")
+
+
+RUNS = ["ddp", "fsdp", "fsdp_lora", "fsdp_qwen3"]
+
+
+@pytest.fixture(params=RUNS)
 def ranked_run(request):
-    """Both: the model replicated (DDP) and sharded (FSDP2) over the two ranks."""
+    """The model replicated (DDP) and sharded (FSDP2) over the two ranks; sharded also
+    with LoRA, and with a Qwen3 model."""
     return request.getfixturevalue(f"{request.param}_run")
+
+
+@pytest.fixture(params=RUNS)
+def ranked_and_model(request):
+    """A run, and a one-process learner built as its rank 0 was."""
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+
+    variant = request.param.removeprefix("fsdp").removeprefix("_")
+    model = tiny_qwen3(seed=100) if variant == "qwen3" else tiny_llama(seed=100)
+    extra = {"lora_rank": 4} if variant == "lora" else {}
+    learner = Learner(model, GRPOConfig(**DDP_CONFIG, **extra), seed=0)
+    return request.getfixturevalue(f"{request.param}_run"), model, learner
 
 
 def _close(a, b, atol: float = 1e-6) -> bool:
@@ -167,12 +194,9 @@ def test_torchrun_ranks_agree_on_gradients_and_weights(ranked_run):
         assert one["stats"] == {**two["stats"], "seconds": one["stats"]["seconds"]}
 
 
-def test_torchrun_gradients_equal_one_process_over_the_union(ranked_run):
-    from spade_envs.trainer.learner import GRPOConfig, Learner
-
-    # Rank 0's model: the DDP run started from rank 0's weights (rank 1's were replaced).
-    model = tiny_llama(seed=100)
-    learner = Learner(model, GRPOConfig(**DDP_CONFIG), seed=0)
+def test_torchrun_gradients_equal_one_process_over_the_union(ranked_and_model):
+    # Rank 0's model: the run started from rank 0's weights (rank 1's were replaced).
+    ranked_run, model, learner = ranked_and_model
     for step, batch in enumerate([mixed_samples(5), mixed_samples(3, seed=1)]):
         stats = learner.step(batch)
         ranked = ranked_run[0]["steps"][step]
@@ -184,7 +208,8 @@ def test_torchrun_gradients_equal_one_process_over_the_union(ranked_run):
         for name, grad in grads.items():
             assert _close(grad, ranked["grads"][name]), name
             nonzero += bool(grad.abs().sum() > 0)
-        assert nonzero > len(grads) // 2  # a real gradient, not zeros that trivially agree
+        # A real gradient, not zeros that trivially agree (LoRA's A gets none while B is 0).
+        assert nonzero >= len(grads) // 2
         # Adam's first steps are ~lr * sign(grad): where a gradient is ~1e-9 its rounding
         # noise moves a weight by up to ~1e-5 (lr 1e-2), so weights get a looser bound.
         for name, param in model.named_parameters():
@@ -199,18 +224,21 @@ def test_fsdp_ranks_hold_a_shard_each_and_ddp_ranks_all(ddp_run, fsdp_run):
     assert all(r["local_share"] == 1.0 for r in ddp_run)
 
 
-def test_a_sharded_checkpoint_resumes_exactly_on_one_process(fsdp_run):
+@pytest.mark.parametrize("run", ["fsdp", "fsdp_lora", "fsdp_qwen3"])
+def test_a_sharded_checkpoint_resumes_exactly_on_one_process(run, request):
     from spade_envs.trainer.learner import GRPOConfig, Learner
 
+    fsdp_run = request.getfixturevalue(f"{run}_run")
     state = fsdp_run[0]["state"]  # after two steps on two ranks, sharded
     assert state["optimizer_by_name"] and state["steps"] == 2
     assert fsdp_run[1]["state"]["model"] == {}  # rank 0 alone holds it whole
     # Another world size, unsharded: the state loads, and the third step lands where the
-    # sharded run's third step did.
-    # Built on the run's base model (rank 0's): the KL term's reference is the model the
-    # learner was built on, which a checkpoint does not carry.
-    model = tiny_llama(seed=100)
-    learner = Learner(model, GRPOConfig(**DDP_CONFIG), seed=0)
+    # sharded run's third step did. Built on the run's base model (rank 0's): the KL
+    # term's reference is the model the learner was built on, which a checkpoint does
+    # not carry.
+    model = tiny_qwen3(seed=100) if run.endswith("qwen3") else tiny_llama(seed=100)
+    extra = {"lora_rank": 4} if run.endswith("lora") else {}
+    learner = Learner(model, GRPOConfig(**DDP_CONFIG, **extra), seed=0)
     learner.load_state_dict(state)
     for name, param in model.named_parameters():
         assert _close(param.detach(), fsdp_run[0]["steps"][1]["params"][name]), name

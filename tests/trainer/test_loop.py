@@ -326,12 +326,16 @@ def test_two_torchrun_ranks_share_documents_and_plays(tiny_model, tmp_path):
 
 
 def test_the_fsdp_preset_trains_sharded_on_two_ranks_and_resumes_on_one(tiny_model, tmp_path):
+    # With LoRA: the sharded push merges the adapters into the gathered weights (full
+    # fine-tuning takes the same path without adapters; tests/trainer/test_distributed.py
+    # covers both learners).
+    extra = ["grpo.lora_rank=4"]
     run = tmp_path / "run"
     worker = ["-m", "tests.trainer.trainer_support", str(tiny_model), str(run), "--preset=cpu-fsdp"]
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
                 "--nproc_per_node=2", f"--master_port={_free_port()}"]  # fmt: skip
     done = subprocess.run(
-        [*torchrun, *worker, "iterations=1"],
+        [*torchrun, *worker, "iterations=1", *extra],
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     _ok(done)
@@ -341,7 +345,7 @@ def test_the_fsdp_preset_trains_sharded_on_two_ranks_and_resumes_on_one(tiny_mod
     # The sharded run's checkpoint holds whole weights and name-keyed optimizer state:
     # one process (another world size, unsharded) continues from it.
     again = subprocess.run(
-        [sys.executable, *worker, "iterations=2"],
+        [sys.executable, *worker, "iterations=2", *extra],
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     _ok(again)

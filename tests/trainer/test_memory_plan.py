@@ -301,7 +301,6 @@ def test_vllm_asleep_and_the_gather_for_it_are_planned():
     [
         (["model.vllm_sleep=true"], "needs model.backend = 'vllm'"),
         (["model.vllm_sleep=true", "model.backend=vllm", "model.device=cpu"], "CUDA device"),
-        (["grpo.sharding=fsdp", "grpo.lora_rank=8"], "LoRA's trainable state"),
         (["grpo.sharding=zero"], "sharding must be ddp or fsdp"),
     ],
 )
