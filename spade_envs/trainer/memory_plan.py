@@ -353,14 +353,14 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     notes: list[str] = []
     if train.sharding == "fsdp":
         # float32 masters, sharded; two blocks gathered in the compute dtype at a time.
-        master = 4 if not train.lora_rank else b
-        weights = math.ceil(params * master / shards) + 2 * model.block_params * b
+        # Every parameter, adapters included, becomes a float32 shard.
+        weights = math.ceil(params * 4 / shards) + 2 * model.block_params * b
         grad_bytes = opt_bytes = 4
     else:
         weights = params * b
         grad_bytes = opt_bytes = b  # torch's AdamW keeps moments in the parameters' dtype
-    gradients = math.ceil(trainable * grad_bytes / (shards if not train.lora_rank else 1))
-    moments = 2 * math.ceil(trainable * opt_bytes / (shards if not train.lora_rank else 1))
+    gradients = math.ceil(trainable * grad_bytes / shards)
+    moments = 2 * math.ceil(trainable * opt_bytes / shards)
     # foreach AdamW (the default on GPUs): one list-sized temporary at a time; the
     # per-tensor loop (CPUs) holds one tensor's worth.
     step_temporaries = moments // 2 if train.foreach else 0
