@@ -48,7 +48,8 @@ def _require_verifiers() -> Any:
     version = str(getattr(verifiers, "__version__", "?"))
     tested = ", ".join(f"{v}.x" for v in TESTED_VERIFIERS)
     if ".".join(version.split(".")[:2]) not in TESTED_VERIFIERS:
-        if version.split(".")[0] == "0" and version.split(".")[1:2] < ["4"]:
+        parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]] + [0, 0]
+        if parts[:2] < [0, 4]:
             raise SpadeError(
                 f"verifiers {version} is installed; this integration speaks verifiers.v1, "
                 f"new in 0.4 (tested with {tested}): {INSTALL}."
@@ -219,9 +220,15 @@ class RegistryTaskset(vf.Taskset[RegistryTask, RegistryTasksetConfig]):
                 f"version(s) into {registry.url} (once; later runs reuse it)",
                 flush=True,
             )
-            self.package.register_into(registry)
+            # Our importer, not the package's own register_into: the package's code must
+            # not be what decides that its versions are validated.
+            from pathlib import Path
+
+            from ..runtime.imports import import_corpus
+
+            import_corpus(registry, Path(self.package.__file__).resolve().parent, "package")
             stored = registry.by_sha256(packaged)
-        ids = []
+        ids, left_out = [], []
         for digest, env_id in packaged.items():
             if asked and env_id not in asked:
                 continue
@@ -230,8 +237,15 @@ class RegistryTaskset(vf.Taskset[RegistryTask, RegistryTasksetConfig]):
                 raise SpadeError(f"{env_id} could not be imported into {registry.url}.")
             if record.status != "validated" and not asked and not self.config.allow_unvalidated:
                 print(f"{env_id}: left out, it is {record.status} here", flush=True)
+                left_out.append(f"{env_id} ({record.status})")
                 continue
             ids.append(record.id)
+        if not ids and left_out:
+            raise SpadeError(
+                f"None of {self.package.__name__}'s versions validated in {registry.url}: "
+                f"{', '.join(left_out)}. Nothing to evaluate (allow_unvalidated plays them "
+                "anyway)."
+            )
         return ids
 
     def load(self) -> Iterator[RegistryTask]:
@@ -245,10 +259,14 @@ class RegistryTaskset(vf.Taskset[RegistryTask, RegistryTasksetConfig]):
             for pinned in pins.values():
                 prompt = play.reset(pinned.env_id, seed, sha256=pinned.sha256)
                 if play.failure is not None:
-                    raise SpadeError(
+                    # Counted by kind, and said; the other tasks are still evaluated.
+                    print(
                         f"{pinned.env_id} could not start with seed {seed} "
-                        f"({play.failure}); nothing was evaluated."
+                        f"({play.failure}); that task is left out",
+                        flush=True,
                     )
+                    play.get_reward()
+                    continue
                 play._close()  # the prompt is read; nothing was played, so nothing is scored
                 yield RegistryTask(
                     RegistryData(
@@ -301,44 +319,78 @@ class RegistryEnv(vf.Env[RegistryEnvConfig]):
         taskset: RegistryTaskset = self.taskset  # type: ignore[assignment]
         info = task.data.info
         play = _play(taskset.config, taskset.registry(), taskset.pins(), self.counts)
-        first = await asyncio.to_thread(
-            play.reset, info["env_id"], info["seed"], sha256=info["sha256"]
-        )
-        if play.failure is None and first != task.data.prompt:
-            # The same seed must give the same episode; a version that does not is not
-            # played (the task's prompt is what the model was shown).
-            play.failure = "env_error"
-        stopped_by = None
-        async with agents.player.interaction(task) as interaction:
-            if play.failure is None:
-                segment = await interaction.turn()
-                while True:
-                    if segment.terminated:
-                        stopped_by = "harness"
-                        break
-                    try:
-                        observation = await asyncio.to_thread(play.act, segment.last_reply)
-                    except ValueError:  # the environment failed: play.failure says how
-                        break
-                    if play.done:
-                        break
-                    segment = await interaction.turn(observation)
-        trace = interaction.trace
-        reward = await asyncio.to_thread(play.get_reward)
-        trace.info["spade"] = {
-            **info,
-            "rewards": list(play.rewards),
-            "won": play.won,
-            "failure": play.failure,
-            "stopped_by": stopped_by,
-        }
-        if reward is None:
-            raise EnvError(
-                f"{info['env_id']} seed {info['seed']}: the play failed ({play.failure}); "
-                "it is not scored."
+        scored = False
+        try:
+            first = await asyncio.to_thread(
+                play.reset, info["env_id"], info["seed"], sha256=info["sha256"]
             )
-        trace.record_reward("episode_return", reward, 1.0)
-        trace.record_metric("won", float(play.won))
+            if play.failure is None and first != task.data.prompt:
+                # The same seed must give the same episode; a version that does not is
+                # not played (the task's prompt is what the model was shown).
+                play.failure = "env_error"
+            stopped_by = None
+            async with agents.player.interaction(task) as interaction:
+                trace = interaction.trace
+                if play.failure is None:
+                    segment = await interaction.turn()
+                    while True:
+                        if segment.terminated:
+                            stopped_by = "harness"
+                            if trace.errors:  # the model's server or its harness failed
+                                play.failure = "model_error"
+                            break
+                        if not _replied(segment):
+                            # No reply at all: the model's call failed (verifiers' chat
+                            # harness goes on with a content-less message after a failed
+                            # call); never played as an empty answer.
+                            play.failure = "model_error"
+                            break
+                        try:
+                            observation = await asyncio.to_thread(play.act, segment.last_reply)
+                        except ValueError:  # the environment failed: play.failure says how
+                            break
+                        if play.done:
+                            break
+                        segment = await interaction.turn(observation)
+                # Scored inside the exchange: a failure raised here marks the trace itself
+                # as errored, so verifiers' own averages leave it out (never a zero).
+                reward = await asyncio.to_thread(play.get_reward)
+                scored = True
+                trace.info["spade"] = {
+                    **info,
+                    "rewards": list(play.rewards),
+                    "won": play.won,
+                    "failure": play.failure,
+                    "stopped_by": stopped_by,
+                }
+                if reward is None:
+                    raise EnvError(
+                        f"{info['env_id']} seed {info['seed']}: the play failed "
+                        f"({play.failure}); it is not scored."
+                    )
+                trace.record_reward("episode_return", reward, 1.0)
+                trace.record_metric("won", float(play.won))
+        except asyncio.CancelledError:  # the episode's deadline
+            if not scored:
+                play.failure = play.failure or "timeout"
+            raise
+        except Exception:
+            if not scored:  # the harness could not start, or the exchange broke
+                play.failure = play.failure or "model_error"
+            raise
+        finally:
+            if not scored:  # counted by kind, and its sandbox worker stopped
+                play.get_reward()
+
+
+def _replied(segment: Any) -> bool:
+    """Whether the model's turn produced a reply (text, even empty, or a tool call)."""
+    for message in segment.messages:
+        if getattr(message, "role", None) == "assistant" and (
+            getattr(message, "content", None) is not None or getattr(message, "tool_calls", None)
+        ):
+            return True
+    return False
 
 
 # verifiers' loader imports a taskset by its ID (``spade-registry`` -> ``spade_registry``)

@@ -72,7 +72,8 @@ def test_a_failed_play_is_an_errored_episode_never_a_zero(registry):
         )
     assert refusal is None
     (episode,) = episodes
-    assert not episode["ok"]
+    # The trace itself is errored: verifiers' averages leave it out, not count it as 0.
+    assert not episode["ok"] and episode["trace_ok"] is False
     assert any("the play failed (env_error)" in e for e in episode["errors"]), episode["errors"]
     assert "episode_return" not in episode["rewards"]  # no score at all, not a zero
     assert episode["spade"]["failure"] == "env_error"
@@ -238,3 +239,30 @@ def test_an_old_verifiers_is_refused_with_the_tested_release(monkeypatch):
     monkeypatch.setitem(sys.modules, "verifiers", types.SimpleNamespace(__version__="0.3.1"))
     with pytest.raises(SpadeError, match=r"verifiers 0\.3\.1 is installed; .*tested with 0\.4\.x"):
         import spade_envs.integrations.verifiers  # noqa: F401
+
+
+def test_a_model_server_that_fails_is_a_model_error_never_a_zero(registry):
+    """The model's server answers 500 to every request: the play is counted as a
+    model_error and not scored."""
+    class Failing(PlanModel):
+        def generate(self, conversations, params=None):
+            from spade_envs.llm.base import Completion
+
+            return [Completion(text="", error="the GPU caught fire") for _ in conversations]
+
+    model = Failing()
+    with serve_model(model) as server:
+        episodes, counts, refusal = run_verifiers(
+            {
+                "registry": registry.url,
+                "envs": [registry.ids["NumberGuess"]],
+                "base_url": f"{server.url}/v1",
+                "model": model.name,
+            },
+            timeout=300,
+        )
+    assert refusal is None
+    (episode,) = episodes
+    assert not episode["ok"] and episode["trace_ok"] is False
+    assert "episode_return" not in episode["rewards"]
+    assert counts["spade/failed_model_error"] == 1 and counts["spade/plays"] == 1

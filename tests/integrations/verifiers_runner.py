@@ -61,6 +61,7 @@ def main() -> int:
                     "task": task.data.info,
                     "prompt": task.data.prompt,
                     "ok": episode.ok,
+                    "trace_ok": trace.ok if trace else None,
                     "errors": [f"{e.type}: {e.message}" for e in episode.errors],
                     "spade": trace.info.get("spade") if trace else None,
                     "rewards": {k: (v.value if v else None) for k, v in trace.rewards.items()}
