@@ -490,14 +490,21 @@ def _resume(root: Path, learner: Any) -> int:
 
 
 def _save(root: Path, learner: Any, step: int) -> None:
+    from . import distributed
     from .checkpoint import save_checkpoint
 
-    save_checkpoint(
-        root,
-        step,
-        learner_state=learner.state_dict(),
-        state={"cold_start_step": step},
-        config_toml="",
-        metrics="",
-        keep=1,
-    )
+    main = learner.dist is None or learner.dist.is_main
+    # A sharded learner's state is gathered by every rank together; rank 0 alone writes
+    # (several writers would prune each other's unfinished directories).
+    state = learner.state_dict() if main or learner.sharded else None
+    if main:
+        save_checkpoint(
+            root,
+            step,
+            learner_state=state,
+            state={"cold_start_step": step},
+            config_toml="",
+            metrics="",
+            keep=1,
+        )
+    distributed.barrier()

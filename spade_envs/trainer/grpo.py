@@ -233,6 +233,11 @@ class GRPOConfig:
                 f"sharding must be ddp or fsdp, got {self.sharding!r}."
                 + suggest(str(self.sharding), ("ddp", "fsdp"))
             )
+        if self.sharding == "fsdp" and self.logprob_chunk:
+            raise GRPOConfigError(
+                "logprob_chunk does not work with sharding = fsdp yet (the chunks would run "
+                "outside the sharded root's forward pass): set logprob_chunk = 0, or use ddp."
+            )
         if not isinstance(self.activation_checkpointing, bool):
             raise GRPOConfigError(
                 f"activation_checkpointing must be true or false, got "

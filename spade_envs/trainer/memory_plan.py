@@ -23,7 +23,12 @@ starts, from the model's ``config.json`` alone (no weights).
   its remainder while it sleeps during the update;
 - **overhead**: the CUDA context and allocator fragmentation;
 - **gathered** (sharded, with vLLM): the whole weights each rank gathers for its engine
-  after the update.
+  after the update, in the compute dtype;
+- **generator** (sharded, without vLLM): each rank's whole copy that generates.
+
+Between updates a colocated engine is awake beside what the learner keeps (weights,
+moments, gradients): with the engine asleep during the update, that phase can be the
+peak, and the plan takes it.
 
 The peak is the larger of the backward pass and the optimiser step. In the backward pass
 the weights, moments, gradients (accumulated over earlier micro-batches) and the kept
@@ -261,6 +266,7 @@ class TrainShape:
     vllm_sleep_gib: float = 1.0
     attention: str = "flash"
     foreach: bool = True
+    generator_copy: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPE_BYTES:
@@ -364,7 +370,9 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     # foreach AdamW (the default on GPUs): one list-sized temporary at a time; the
     # per-tensor loop (CPUs) holds one tensor's worth.
     step_temporaries = moments // 2 if train.foreach else 0
-    reference = math.ceil(params * b / shards) if train.kl and not train.lora_rank else 0
+    # A sharded reference is float32 shards, like the weights.
+    ref_bytes = 4 if train.sharding == "fsdp" else b
+    reference = math.ceil(params * ref_bytes / shards) if train.kl and not train.lora_rank else 0
     per_token = model.activation_bytes_per_token(b)
     # What the forward pass keeps until the backward pass needs it ...
     if train.activation_checkpointing:
@@ -385,23 +393,28 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     capacity = int(capacity_gib * GIB)
     if train.vllm_memory and not capacity:
         notes.append("vllm_memory is a share of a GPU; give the GPU to count it.")
-    vllm = 0
+    vllm = awake = 0
     if train.vllm_memory and capacity:
-        vllm = (
-            int(train.vllm_sleep_gib * GIB)
-            if train.vllm_sleep
-            else int(train.vllm_memory * capacity)
-        )
+        awake = int(train.vllm_memory * capacity)
+        vllm = int(train.vllm_sleep_gib * GIB) if train.vllm_sleep else awake
     # The logits' peak opens the backward pass; a block is recomputed (or its attention
     # differentiated) later, once they are freed: the larger of the two counts.
     backward = weights + moments + gradients + reference + kept + max(block, logits)
     step = weights + moments + gradients + reference + step_temporaries
     tensors = max(backward, step)
-    gathered = 0
+    held = weights + moments + gradients + reference  # what stays between updates
+    gathered = generator = 0
     if train.sharding == "fsdp" and train.vllm_memory:
         # After the update every rank gathers the whole weights for its engine.
         gathered = params * b
-        tensors = max(tensors, weights + moments + gradients + reference + gathered)
+        tensors = max(tensors, held + gathered)
+    if train.sharding == "fsdp" and train.generator_copy:
+        generator = params * b  # each rank generates with a whole copy of its own
+        tensors += generator
+    # Between updates the engine is awake (generating, and while its weights load) beside
+    # what the learner keeps: with the engine asleep in the update, that can be the peak.
+    between = held + generator + (gathered if train.vllm_sleep else 0) + awake
+    tensors_and_vllm = max(tensors + vllm, between)
     overhead = int(CUDA_CONTEXT_GIB * GIB + FRAGMENTATION * tensors) if capacity else 0
     parts = {
         "weights": weights,
@@ -415,9 +428,11 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     }
     if gathered:
         parts["gathered"] = gathered
+    if generator:
+        parts["generator"] = generator
     return MemoryPlan(
         parts=parts,
-        peak=tensors + vllm + overhead,
+        peak=tensors_and_vllm + overhead,
         capacity=capacity,
         model=model,
         train=train,

@@ -47,6 +47,7 @@ def shard_model(model: Any, compute_dtype: Any) -> None:
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     model.to(torch.float32)  # the masters the optimiser updates
+    model._spade_compute_dtype = compute_dtype  # what full_weights hands out
     policy = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=torch.float32)
     for block in decoder_blocks(model):
         fully_shard(block, mp_policy=policy)
@@ -83,11 +84,18 @@ def full_tensor(tensor: Any) -> Any:
 
 
 def full_weights(model: Any) -> dict[str, Any]:
-    """Every weight of a sharded model, whole, on every rank (collective): what a
-    generating copy or a vLLM engine beside each rank loads after an update."""
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-
-    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    """Every weight of a sharded model, whole, on every rank (collective), in the dtype its
+    blocks compute in: what a generating copy or a vLLM engine beside each rank loads
+    after an update. Gathered one tensor at a time, so only one float32 tensor is whole
+    at once beside the compute-dtype copies."""
+    dtype = getattr(model, "_spade_compute_dtype", None)
+    out = {}
+    for name, value in model.state_dict().items():
+        whole = full_tensor(value.detach())
+        if dtype is not None and whole.is_floating_point():
+            whole = whole.to(dtype)
+        out[name] = whole
+    return out
 
 
 def full_state(model: Any, optimizer: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -158,9 +158,15 @@ def plan_preset(
         logprob_chunk=grpo.logprob_chunk,
         vllm_memory=config.model.vllm_memory if config.model.backend == "vllm" else 0.0,
         vllm_sleep=config.model.vllm_sleep,
+        generator_copy=config.model.backend == "transformers",
     )
     capacity = gpu_memory_gib(name)
+    notes = []
+    if train.sharding == "fsdp" and train.logprob_chunk:
+        train = replace(train, logprob_chunk=0)
+        notes.append("planned without log-prob chunks, which the learner cannot use sharded yet")
     memory = plan_memory(shape, train, capacity)
+    memory.notes.extend(notes)
     batch = largest_fitting(shape, train, capacity, "micro_batch", 1024)
     length = largest_fitting(shape, train, capacity, "seq_len", 1 << 20)
     advice: list[str] = []
@@ -189,10 +195,10 @@ def plan_preset(
         if not train.lora_rank:
             advice.append("LoRA (--set grpo.lora_rank=32) trains far fewer parameters")
         if train.sharding == "ddp" and train.world > 1:
-            sharded = plan_memory(shape, replace(train, sharding="fsdp"), capacity)
+            sharded = plan_memory(shape, replace(train, sharding="fsdp", logprob_chunk=0), capacity)
             advice.append(
                 f"sharding over the {train.world} GPUs would need {sharded.peak / GIB:.1f} "
-                "GiB per GPU (--sharding fsdp; not in the self-play loop yet)"
+                "GiB per GPU (--set grpo.sharding=fsdp --set grpo.logprob_chunk=0)"
             )
         advice.append("or larger GPUs (--gpus H200:8, B200:8)")
     return PresetPlan(memory, name, count, nodes, batch, length, advice)

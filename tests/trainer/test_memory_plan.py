@@ -302,6 +302,7 @@ def test_vllm_asleep_and_the_gather_for_it_are_planned():
         (["model.vllm_sleep=true"], "needs model.backend = 'vllm'"),
         (["model.vllm_sleep=true", "model.backend=vllm", "model.device=cpu"], "CUDA device"),
         (["grpo.sharding=zero"], "sharding must be ddp or fsdp"),
+        (["grpo.sharding=fsdp", "grpo.logprob_chunk=64"], "logprob_chunk does not work"),
     ],
 )
 def test_settings_the_trainer_cannot_run_are_refused(settings, words):
