@@ -122,7 +122,7 @@ def launch_command(
             sky_bin=sky_bin,
         )
         plan = plan_launch(config)
-    _check_memory(preset, gpus, nodes, plan_model, ignore_plan)
+    _check_memory(preset, gpus, nodes, plan_model, ignore_plan, _train_overrides(envs))
     if dryrun:
         click.echo(f"# task file: {plan.source}")
         click.echo(f"# rendered to: {plan.task_path}")
@@ -137,8 +137,32 @@ def launch_command(
         raise SystemExit(status)
 
 
+def _train_overrides(envs: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``--set`` settings inside ``--env SPADE_TRAIN_ARGS=...``: the run trains with
+    them, so the plan must see them."""
+    import shlex
+
+    out: list[str] = []
+    for item in envs:
+        name, _, value = item.partition("=")
+        if name != "SPADE_TRAIN_ARGS":
+            continue
+        words = shlex.split(value)
+        for i, word in enumerate(words):
+            if word == "--set" and i + 1 < len(words):
+                out.append(words[i + 1])
+            elif word.startswith("--set="):
+                out.append(word.removeprefix("--set="))
+    return tuple(out)
+
+
 def _check_memory(
-    preset: str, gpus: str | None, nodes: int | None, model: str | None, ignore: bool
+    preset: str,
+    gpus: str | None,
+    nodes: int | None,
+    model: str | None,
+    ignore: bool,
+    overrides: tuple[str, ...] = (),
 ) -> None:
     """Print the memory plan; refuse (exit 1) one that does not fit unless ``ignore``."""
     from ..error import SpadeError
@@ -148,7 +172,7 @@ def _check_memory(
     if gpus is not None and gpus.lower() == "none":
         return  # CPU nodes: nothing to size
     try:
-        plan = plan_preset(preset, gpus=gpus, nodes=nodes, model=model)
+        plan = plan_preset(preset, overrides, gpus=gpus, nodes=nodes, model=model)
     except UnknownAcceleratorError as exc:
         click.echo(f"spade-envs: memory not planned: {exc}", err=True)
         return
@@ -160,6 +184,12 @@ def _check_memory(
             f"{exc} (or pass --launch-even-if-it-does-not-fit to launch unplanned)"
         ) from None
     click.echo(plan.report(), err=True)
+    if model is None and plan.memory.model.name == "smollm2":
+        click.echo(
+            "spade-envs: planned for SmolLM2, the preset's model; for another one pass "
+            "--plan-model (a config.json, a model directory or a shape such as qwen3-4b).",
+            err=True,
+        )
     if plan.fits:
         return
     if ignore:

@@ -310,3 +310,15 @@ def test_settings_the_trainer_cannot_run_are_refused(settings, words):
 
     with pytest.raises(SpadeError, match=words):
         load_config("cpu-test", settings)
+
+
+def test_launch_plans_the_settings_the_run_will_train_with():
+    # --set items inside SPADE_TRAIN_ARGS reach the plan: micro-batches of 64 do not fit.
+    result = CliRunner().invoke(
+        main,
+        ["launch", "--preset", "gpu-8x", "--plan-model", "qwen3-4b", "--dryrun", "--env",
+         "SPADE_TRAIN_ARGS=--iterations 5 --set grpo.micro_batch=64"],
+    )  # fmt: skip
+    assert result.exit_code == 1 and "micro-batch 64 x 6144" in result.output
+    plain = CliRunner().invoke(main, ["launch", "--preset", "gpu-8x", "--dryrun"])
+    assert plain.exit_code == 0 and "planned for SmolLM2, the preset's model" in plain.output
