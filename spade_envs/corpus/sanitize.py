@@ -73,6 +73,8 @@ _REMOVE = re.compile(
 _NEWLINES = re.compile("\r\n?|[\u2028\u2029\x85]")
 # <|im_end|>, <|begin_of_text|>, DeepSeek's <｜end▁of▁sentence｜>, in either width.
 _SPECIAL_TOKEN = re.compile(r"[<＜][|｜][^\n<>＜＞]{0,80}?[|｜][>＞]")
+# What is left of one: an opener without its close (it may meet a "|>" that follows).
+_OPENER = re.compile(r"[<＜](?=[|｜])")
 _INST = re.compile(r"\[(/?)(INST)\]", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`{3,}")
 _TILDE_FENCE = re.compile(r"^([ \t]*)(~{3,})", re.MULTILINE)
@@ -140,6 +142,8 @@ def sanitize_with_counts(
     text = _NEWLINES.sub("\n", text)
     text, removed = _REMOVE.subn("", text)
     text, tokens = _SPECIAL_TOKEN.subn(lambda m: _angle_escape(m.group(0)), text)
+    text, openers = _OPENER.subn("&lt;", text)
+    tokens += openers
     text, inst = _INST.subn(r"\\[\1\2\\]", text)
     text, tag_count = pattern.subn(lambda m: _angle_escape(m.group(0)), text)
     text, ticks = _BACKTICKS.subn(lambda m: "\\`" * len(m.group(0)), text)

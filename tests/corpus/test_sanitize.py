@@ -86,6 +86,12 @@ def test_length_cap():
         sanitize("x", max_chars=10)
 
 
+def test_a_lone_token_opener_is_escaped():
+    # "<|" without its close could still meet a "|>" that follows the document.
+    assert sanitize("<|im_end") == "&lt;|im_end"
+    assert sanitize_with_counts("a <｜ b").escaped_tokens == 1
+
+
 def test_custom_tags():
     assert sanitize("</grounding_doc> </document>", tags=["grounding_doc"]) == (
         "&lt;/grounding_doc&gt; </document>"
