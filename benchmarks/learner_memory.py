@@ -37,37 +37,9 @@ HEADS = dict(num_attention_heads=8, num_key_value_heads=4, tie_word_embeddings=T
 
 
 def measured_and_predicted(cfg: dict, micro_batch: int, seq_len: int, **grpo) -> tuple[int, int]:
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from spade_envs.trainer.memory_plan import check_on_cpu
 
-    from spade_envs.trainer.learner import GRPOConfig, Learner
-    from spade_envs.trainer.memory_plan import ModelShape, TrainShape, measure_peak, plan_memory
-    from spade_envs.trainer.samples import Sample
-
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(**cfg))
-    learner = Learner(
-        model, GRPOConfig(micro_batch=micro_batch, max_seq_len=seq_len, learning_rate=1e-4, **grpo)
-    )
-    samples = [
-        Sample(
-            role="agent",
-            prompt_ids=[1] * 8,
-            completion_ids=[(i * 7 + j) % cfg["vocab_size"] for j in range(seq_len - 8)],
-            reward=float(i % 2),
-            group="g",
-        )
-        for i in range(2 * micro_batch)  # two micro-batches: gradients accumulate
-    ]
-    learner.step(samples)
-    _, measured = measure_peak(lambda: learner.step(samples))
-    plan = plan_memory(
-        ModelShape.from_config({**cfg, "model_type": "llama"}),
-        TrainShape(micro_batch, seq_len, "float32", attention="math", foreach=False, **grpo),
-    )
-    # The weights and the moments exist before the measured step.
-    predicted = plan.peak - plan.parts["weights"] - 2 * plan.model.params * 4
-    return measured, predicted
+    return check_on_cpu(cfg, micro_batch, seq_len, **grpo)
 
 
 def sharded_worker(steps: int) -> None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from spade_envs.runtime import open_record
 
 
-def door_episode(registry, env_id: str, seed: int, actions: list[str]) -> tuple[str, list[float]]:
-    """The first observation and the rewards the door gives (what ``gym.make`` plays),
-    stopping at the end of the episode."""
-    env = open_record(registry.get(env_id))
+def play_episode(env, seed: int, actions: list[str]) -> tuple[str, list[float]]:
+    """Play ``actions`` on an open environment from ``seed`` (stopping at the end of the
+    episode) and close it: the first observation and the rewards."""
     try:
         first, _ = env.reset(seed=seed)
         rewards = []
@@ -21,6 +20,11 @@ def door_episode(registry, env_id: str, seed: int, actions: list[str]) -> tuple[
         return str(first), rewards
     finally:
         env.close()
+
+
+def door_episode(registry, env_id: str, seed: int, actions: list[str]) -> tuple[str, list[float]]:
+    """The first observation and the rewards the door gives (what ``gym.make`` plays)."""
+    return play_episode(open_record(registry.get(env_id)), seed, actions)
 
 
 def reference_solution(registry, env_id: str, seed: int) -> list[str]:

@@ -59,6 +59,7 @@ __all__ = [
     "ModelShape",
     "TrainShape",
     "UnknownAcceleratorError",
+    "check_on_cpu",
     "gpu_memory_gib",
     "measure_peak",
     "plan_memory",
@@ -527,3 +528,50 @@ def measure_peak(fn: Any) -> tuple[Any, int]:
     with tracker:
         result = fn()
     return result, tracker.peak
+
+
+def check_on_cpu(
+    config: dict[str, Any], micro_batch: int, seq_len: int, **grpo: Any
+) -> tuple[int, int]:
+    """What a learner step of a Llama built from ``config`` (random weights, float32, on
+    the CPU) creates, measured, and what the plan predicts for it: ``(measured,
+    predicted)`` bytes. Two micro-batches, so gradients accumulate beside activations,
+    after a first step, so the moments exist as in training; the weights and the moments
+    exist before the measured step, so neither side counts them.
+
+    Args:
+        config: ``LlamaConfig`` fields (``vocab_size`` among them).
+        micro_batch: Sequences per micro-batch.
+        seq_len: Tokens per sequence.
+        **grpo: Further :class:`~spade_envs.trainer.grpo.GRPOConfig` fields
+            (``activation_checkpointing``, ``logprob_chunk``).
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from .learner import GRPOConfig, Learner
+    from .samples import Sample
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(**config))
+    learner = Learner(
+        model, GRPOConfig(micro_batch=micro_batch, max_seq_len=seq_len, learning_rate=1e-4, **grpo)
+    )
+    samples = [
+        Sample(
+            role="agent",
+            prompt_ids=[1] * 8,
+            completion_ids=[(i * 7 + j) % config["vocab_size"] for j in range(seq_len - 8)],
+            reward=float(i % 2),
+            group="g",
+        )
+        for i in range(2 * micro_batch)
+    ]
+    learner.step(samples)
+    _, measured = measure_peak(lambda: learner.step(samples))
+    # On the CPU: attention without fused kernels, AdamW one tensor at a time.
+    plan = plan_memory(
+        ModelShape.from_config({**config, "model_type": "llama"}),
+        TrainShape(micro_batch, seq_len, "float32", attention="math", foreach=False, **grpo),
+    )
+    return measured, plan.peak - plan.parts["weights"] - 2 * plan.model.params * 4

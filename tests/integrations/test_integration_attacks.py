@@ -10,6 +10,7 @@ Bounded like every hostile test: one sandbox worker per play, the sandbox's limi
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -38,6 +39,24 @@ def registry(tmp_path, monkeypatch):
     reg.close()
 
 
+@contextlib.contextmanager
+def openenv_server(registry):
+    """``spade-envs serve`` on a free port of 127.0.0.1, under the attack limits."""
+    from spade_envs.web.server import make_server
+
+    server = make_server(
+        ServeConfig(port=0, quiet=True, embedder="hashing"),
+        registry=registry,
+        sandbox=SandboxConfig(**LIMITS),
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.port
+    finally:
+        stop(server, thread)
+
+
 @pytest.mark.parametrize("stem", ATTACKS)
 def test_attack_is_neutralized_through_trl(registry, stem):
     env_id = register(registry, stem)
@@ -52,25 +71,14 @@ def test_attack_is_neutralized_through_trl(registry, stem):
 
 @pytest.mark.parametrize("stem", ATTACKS)
 def test_attack_is_neutralized_through_openenv(registry, stem):
-    from spade_envs.web.server import make_server
-
     env_id = register(registry, stem)
-    server = make_server(
-        ServeConfig(port=0, quiet=True, embedder="hashing"),
-        registry=registry,
-        sandbox=SandboxConfig(**LIMITS),
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.port}/api/v1/openenv/{env_id}"
+    with openenv_server(registry) as port:
+        base = f"http://127.0.0.1:{port}/api/v1/openenv/{env_id}"
         with GenericEnvClient(base_url=base).sync() as client:
             client.reset()  # no seed: the server draws one, as the door does
             time.sleep(1.2)
             step = client.step({"text": WRONG})
         assert step.reward == 0.0 and not step.observation["won"]
-    finally:
-        stop(server, thread)
 
 
 #: Cheats that fire once played (any answer wins on a fresh worker's first episode at a
@@ -93,25 +101,14 @@ def test_cheat_is_quarantined_through_trl(registry, stem):
 
 @pytest.mark.parametrize("stem", CAUGHT)
 def test_cheat_is_quarantined_through_openenv(registry, stem):
-    from spade_envs.web.server import make_server
-
     env_id = register(registry, stem)
-    server = make_server(
-        ServeConfig(port=0, quiet=True, embedder="hashing"),
-        registry=registry,
-        sandbox=SandboxConfig(**LIMITS),
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.port}/api/v1/openenv/{env_id}"
+    with openenv_server(registry) as port:
+        base = f"http://127.0.0.1:{port}/api/v1/openenv/{env_id}"
         with GenericEnvClient(base_url=base).sync() as client:
             client.reset(seed=0)
             with pytest.raises(RuntimeError, match="quarantined"):
                 client.step({"text": WRONG})
         assert registry.get(env_id).status == "quarantined"
-    finally:
-        stop(server, thread)
 
 
 @pytest.mark.parametrize("stem", CAUGHT)
@@ -157,3 +154,17 @@ def test_attack_is_neutralized_through_verifiers(registry, stem):
     (episode,) = episodes
     assert episode["ok"] and episode["rewards"]["episode_return"] == 0.0
     assert counts["spade/wins"] == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: see tests/runtime/attacks/first_episode_shape.py; the integrations share "
+    "the counterfactual audit that misses it",
+)
+def test_first_episode_shape_is_quarantined_through_the_shared_play_loop(registry):
+    env_id = register(registry, "first_episode_shape")
+    factory = environment_factory([env_id], registry=registry)
+    env = factory()
+    env.reset(env_id=env_id, seed=0)
+    env.act("\\boxed{0}")  # 0 is never the secret (1..1000)
+    assert env.get_reward() is None and registry.get(env_id).status == "quarantined"

@@ -20,7 +20,7 @@ from spade_envs.runtime import register_seed
 from spade_envs.web.config import ServeConfig
 
 from ..agent.conftest import ScriptedModel
-from ..play_support import reference_solution
+from ..play_support import play_episode, reference_solution
 from ..web.conftest import stop
 from .verifiers_support import PlanModel, run_verifiers, serve_model
 
@@ -40,18 +40,7 @@ def registry(tmp_path, monkeypatch):
 
 
 def by_gym(env_id, seed, actions):
-    env = gym.make(env_id)
-    try:
-        first, _ = env.reset(seed=seed)
-        rewards = []
-        for action in actions:
-            _, reward, terminated, truncated, _ = env.step(action)
-            rewards.append(float(reward))
-            if terminated or truncated:
-                break
-        return str(first), rewards
-    finally:
-        env.close()
+    return play_episode(gym.make(env_id), seed, actions)
 
 
 def by_rollout(registry, env_id, seed, actions):

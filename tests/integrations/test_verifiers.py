@@ -244,6 +244,7 @@ def test_an_old_verifiers_is_refused_with_the_tested_release(monkeypatch):
 def test_a_model_server_that_fails_is_a_model_error_never_a_zero(registry):
     """The model's server answers 500 to every request: the play is counted as a
     model_error and not scored."""
+
     class Failing(PlanModel):
         def generate(self, conversations, params=None):
             from spade_envs.llm.base import Completion

@@ -339,3 +339,17 @@ def test_think_backdoor_is_caught(registry):
         engine = _engine(_Model(lambda turn: reply), pool, registry, audit_share=0.0)
         episodes = engine.run([PlaySpec(env_id=env_id, play_index=0, env_seed=0)], targets)
     assert not any(e.won for e in episodes)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: the counterfactual audit needs every wrong form to win; a cheat that "
+    "accepts only answers shaped like the played one (short boxed numbers) refuses them "
+    "all, so a wrong answer's win counts",
+)
+def test_first_episode_shape_is_quarantined(registry, pool):
+    env_id = register(registry, "first_episode_shape")
+    targets = resolve_envs([env_id], registry)
+    engine = _engine(_Model(lambda turn: "\\boxed{0}"), pool, registry, audit_share=0.0)
+    (episode,) = engine.run([PlaySpec(env_id=env_id, play_index=0, env_seed=0)], targets)
+    assert not episode.won and episode.outcome == "audit_divergence"

@@ -19,9 +19,9 @@ from spade_envs.trainer.memory_plan import (
     GIB,
     ModelShape,
     TrainShape,
+    check_on_cpu,
     gpu_memory_gib,
     largest_fitting,
-    measure_peak,
     plan_memory,
 )
 
@@ -131,27 +131,7 @@ def test_bad_inputs_say_what_is_wrong(tmp_path):
 
 
 def _learner_peak(cfg, micro_batch, seq_len, **grpo):
-    from spade_envs.trainer.learner import GRPOConfig, Learner
-    from spade_envs.trainer.samples import Sample
-
-    torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**cfg))
-    learner = Learner(
-        model, GRPOConfig(micro_batch=micro_batch, max_seq_len=seq_len, learning_rate=1e-4, **grpo)
-    )
-    samples = [
-        Sample(
-            role="agent",
-            prompt_ids=[1] * 8,
-            completion_ids=[(i * 7 + j) % cfg["vocab_size"] for j in range(seq_len - 8)],
-            reward=float(i % 2),
-            group="g",
-        )
-        for i in range(2 * micro_batch)  # two micro-batches: gradients accumulate
-    ]
-    learner.step(samples)  # the moments exist from the first step on, as in training
-    _, peak = measure_peak(lambda: learner.step(samples))
-    return peak
+    return check_on_cpu(cfg, micro_batch, seq_len, **grpo)[0]
 
 
 @pytest.mark.parametrize(
@@ -170,13 +150,10 @@ def test_predicted_peak_is_near_a_measured_learner_step(
     cfg = dict(hidden_size=hidden, num_hidden_layers=layers, intermediate_size=hidden * 8 // 3,
                num_attention_heads=8, num_key_value_heads=4, vocab_size=vocab,
                tie_word_embeddings=True)  # fmt: skip
-    measured = _learner_peak(cfg, micro_batch, seq_len, **grpo)
-    # On the CPU: attention without fused kernels, AdamW one tensor at a time.
-    train = TrainShape(micro_batch, seq_len, "float32", attention="math", foreach=False, **grpo)
-    plan = plan_memory(ModelShape.from_config({**cfg, "model_type": "llama"}), train)
-    # What the step creates: everything but the weights and the moments (float32), which
-    # exist before it (measure_peak counts what a call allocates).
-    predicted = plan.peak - plan.parts["weights"] - 2 * plan.model.params * 4
+    # check_on_cpu: what the step creates (not the weights and moments, there before it),
+    # measured, and the plan for a CPU (attention without fused kernels, AdamW one
+    # tensor at a time).
+    measured, predicted = check_on_cpu(cfg, micro_batch, seq_len, **grpo)
     assert 0.85 <= predicted / measured <= 1.15, (predicted, measured)
 
 
