@@ -137,6 +137,10 @@ class VLLMChatModel(ChatModel):
         self.sleep_mode = bool(engine_kwargs.get("enable_sleep_mode", False))
         #: Asleep (:meth:`sleep`) and not yet fully awake (:meth:`wake_up`).
         self.asleep = False
+        #: Built to take LoRA adapters (``enable_lora=True``; :meth:`load_adapter`).
+        self.adapters_enabled = bool(engine_kwargs.get("enable_lora", False))
+        self._adapter: Any = None  # the LoRARequest every request uses (None: base model)
+        self._adapters_loaded = 0
         self._weights_parent = None if weights_dir is None else str(weights_dir)
         self._weights_dir: Path | None = None
         self.engine = None
@@ -244,6 +248,7 @@ class VLLMChatModel(ChatModel):
                 [[dict(m) for m in conversations[i]] for i in todo],
                 [self._params(*each[i]) for i in todo],
                 use_tqdm=False,
+                **({"lora_request": self._adapter} if self._adapter is not None else {}),
             )
             return [_completion(out) for out in outputs]
         except Exception as exc:
@@ -293,6 +298,41 @@ class VLLMChatModel(ChatModel):
         save_file(tensors, str(partial))
         os.replace(partial, target)
         self.reload_weights(directory)
+
+    def load_adapter(self, directory: str | os.PathLike[str]) -> None:
+        """Generate from now on with the LoRA adapter in ``directory`` (peft's format) on
+        top of the weights the engine holds: a new ``LoRARequest`` per call (a new id, so
+        vLLM reads the files again rather than reusing the adapter it cached).
+
+        Raises:
+            LLMConfigError: The engine was not built with ``enable_lora=True``, or
+                ``directory`` holds no adapter.
+        """
+        if not self.adapters_enabled:
+            raise LLMConfigError(
+                "This vLLM engine was built without enable_lora=True: it cannot take adapters."
+            )
+        if not (Path(directory) / "adapter_config.json").is_file():
+            raise LLMConfigError(f"{directory} holds no adapter (no adapter_config.json).")
+        from vllm.lora.request import LoRARequest
+
+        previous = None if self._adapter is None else Path(self._adapter.lora_path)
+        self._adapters_loaded += 1
+        number = self._adapters_loaded
+        self._adapter = LoRARequest(f"spade-adapter-{number}", number, str(directory))
+        if previous is not None and previous.parent == self._weights_dir:
+            shutil.rmtree(previous, ignore_errors=True)  # one of ours, never asked for again
+
+    def new_adapter_dir(self) -> Path:
+        """A fresh directory, in this model's own directory for pushed weights (removed
+        with it, and when a later adapter replaces it), to write an adapter into for
+        :meth:`load_adapter`."""
+        if self._weights_dir is None:
+            self._weights_dir = self._new_weights_dir(0)
+        directory = self._weights_dir / f"adapter-{self._adapters_loaded + 1}"
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir()
+        return directory
 
     def _new_weights_dir(self, size: int) -> Path:
         """This model's own directory for weights, checked for ``size`` free bytes."""

@@ -17,7 +17,8 @@ peft and torch are imported inside the functions, so importing this module stays
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..error import SpadeError, suggest
@@ -30,6 +31,7 @@ __all__ = [
     "adapters_disabled",
     "load_adapter_state",
     "merged_weights",
+    "write_adapter",
 ]
 
 #: peft's name for the one adapter the learner trains.
@@ -143,6 +145,48 @@ def load_adapter_state(adapted: Any, state: dict[str, Any]) -> None:
         set_peft_model_state_dict(adapted, state, adapter_name=ADAPTER_NAME)
     except RuntimeError as exc:  # shapes: another rank
         raise LoRAError(f"The saved adapters do not fit this model: {exc}") from None
+
+
+def write_adapter(
+    model: Any, directory: Any, *, dtype: Any = None, gather: Callable[[Any], Any] | None = None
+) -> Path:
+    """Write ``model``'s LoRA adapter in peft's format (``adapter_config.json`` and
+    ``adapter_model.safetensors``) to ``directory``: what ``PeftModel.from_pretrained`` and
+    vLLM's ``LoRARequest`` read.
+
+    Unlike peft's ``save_pretrained`` it works on the model peft adapted in place (not its
+    wrapper) and on a sharded model, each tensor gathered whole with ``gather``
+    (collective then: every rank calls it).
+
+    Args:
+        model: The model with peft's LoRA layers.
+        directory: Where to write (created).
+        dtype: The tensors' dtype in the file (None: as they are).
+        gather: Makes a sharded tensor whole (e.g. ``sharding.full_tensor``).
+
+    Returns:
+        ``directory`` as a Path.
+    """
+    from safetensors.torch import save_file
+
+    configs = getattr(model, "peft_config", None) or {}
+    if ADAPTER_NAME not in configs:
+        raise LoRAError(f"{type(model).__name__} carries no LoRA adapter to write.")
+    tensors = {}
+    for name, param in model.named_parameters():
+        if ".lora_" not in name:
+            continue
+        value = param.detach() if gather is None else gather(param.detach())
+        if dtype is not None:
+            value = value.to(dtype)
+        # peft's file names: the wrapper's prefix, without the adapter's name.
+        key = "base_model.model." + name.replace(f".{ADAPTER_NAME}.", ".")
+        tensors[key] = value.contiguous().cpu()
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    configs[ADAPTER_NAME].save_pretrained(str(directory))
+    save_file(tensors, str(directory / "adapter_model.safetensors"))
+    return directory
 
 
 def merged_weights(model: Any, state: dict[str, Any] | None = None) -> dict[str, Any]:

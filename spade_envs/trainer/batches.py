@@ -10,7 +10,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MicroBatch", "Row", "fit_to_length", "token_logprobs_class"]
+__all__ = [
+    "MicroBatch",
+    "Row",
+    "batch_columns",
+    "fit_to_length",
+    "group_rows",
+    "pack_micro_batches",
+    "row_values",
+    "sample_rows",
+    "token_logprobs_class",
+]
 
 
 def fit_to_length(
@@ -69,6 +79,119 @@ class MicroBatch:
     advantages: Any = None
     agent: Any = None
     temperature: Any = None  # [B] float32: each row's sampling temperature
+
+
+def sample_rows(samples: Sequence[Any], max_seq_len: int) -> tuple[list[Row], int]:
+    """Each :class:`~spade_envs.trainer.samples.Sample` as a :class:`Row` cut to
+    ``max_seq_len`` (:func:`fit_to_length`), and how many were cut."""
+    rows, truncated = [], 0
+    for index, sample in enumerate(samples):
+        prompt, completion, cut = fit_to_length(
+            sample.prompt_ids, sample.completion_ids, max_seq_len
+        )
+        truncated += cut
+        # A cut prompt is a different context than the one generation saw: the recorded
+        # log-probs no longer describe it, so they are recomputed. Recorded log-probs are
+        # at temperature 1 (as the backends report them): they are the behaviour
+        # policy's only for a sample drawn at temperature 1.
+        reuse = not cut and sample.old_logprobs is not None and sample.temperature == 1.0
+        rows.append(
+            Row(
+                index=index,
+                agent=sample.role == "agent",
+                prompt_len=len(prompt),
+                tokens=prompt + completion,
+                advantage=sample.advantage,
+                old=list(sample.old_logprobs) if reuse else None,
+                temperature=sample.temperature,
+                loss_mask=None
+                if sample.loss_mask is None
+                else list(sample.loss_mask[: len(completion)]),
+            )
+        )
+    return rows, truncated
+
+
+def group_rows(rows: Sequence[Row], micro_batch: int, token_budget: int = 0) -> list[list[Row]]:
+    """Rows grouped into micro-batches, longest first (so padding stays small): at most
+    ``micro_batch`` rows each and, with a ``token_budget``, at most that many tokens as
+    padded (rows x the longest row's length); a row longer than the budget goes alone.
+    """
+    ordered = sorted(rows, key=lambda r: (-len(r.tokens), r.index))
+    groups: list[list[Row]] = []
+    for row in ordered:
+        current = groups[-1] if groups else None
+        fits = (
+            current is not None
+            and len(current) < micro_batch
+            and (not token_budget or (len(current) + 1) * len(current[0].tokens) <= token_budget)
+        )
+        if fits:
+            current.append(row)
+        else:
+            groups.append([row])
+    return groups
+
+
+def pack_micro_batches(
+    rows: Sequence[Row], micro_batch: int, token_budget: int, pad_token_id: int, device: Any
+) -> list[MicroBatch]:
+    """Right-padded micro-batches of ``rows`` (see :func:`group_rows`) on ``device``, with
+    the mask of the columns whose log-probs reach the loss."""
+    import torch
+
+    batches = []
+    for chunk in group_rows(rows, micro_batch, token_budget):
+        width = max(len(r.tokens) for r in chunk)
+        first = min(r.prompt_len for r in chunk)  # first completion token position
+        keep = width - first + 1
+        input_ids = torch.full((len(chunk), width), pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(chunk), width), dtype=torch.long)
+        mask = torch.zeros((len(chunk), keep - 1), dtype=torch.bool)
+        spans = []
+        for i, row in enumerate(chunk):
+            input_ids[i, : len(row.tokens)] = torch.tensor(row.tokens)
+            attention[i, : len(row.tokens)] = 1
+            # Token t is predicted at position t - 1, i.e. column t - first.
+            span = (row.prompt_len - first, len(row.tokens) - first)
+            mask[i, span[0] : span[1]] = (
+                True if row.loss_mask is None else torch.tensor(row.loss_mask, dtype=torch.bool)
+            )
+            spans.append(span)
+        batch = MicroBatch(
+            rows=chunk,
+            input_ids=input_ids.to(device),
+            attention_mask=attention.to(device),
+            keep=keep,
+            mask=mask.to(device),
+            spans=spans,
+        )
+        batch.advantages = torch.tensor(
+            [r.advantage for r in chunk], dtype=torch.float32, device=device
+        )
+        batch.agent = torch.tensor([r.agent for r in chunk], device=device)
+        batch.temperature = torch.tensor(
+            [r.temperature for r in chunk], dtype=torch.float32, device=device
+        )
+        batches.append(batch)
+    return batches
+
+
+def batch_columns(batch: MicroBatch, values: list[list[float]]) -> Any:
+    """Per-row values of the completion tokens (``values[i]`` for row ``i``) laid out as
+    the micro-batch's ``[B, keep - 1]`` columns, zeros elsewhere, on its device."""
+    import torch
+
+    out = torch.zeros(batch.mask.shape, dtype=torch.float32)
+    for i, ((lo, hi), row) in enumerate(zip(batch.spans, values)):
+        out[i, lo:hi] = torch.tensor(row, dtype=torch.float32)
+    return out.to(batch.mask.device)
+
+
+def row_values(batch: MicroBatch, columns: Any) -> list[list[float]]:
+    """The inverse of :func:`batch_columns`: each row's completion values."""
+    cpu = columns.detach().float().cpu()
+    return [cpu[i, lo:hi].tolist() for i, (lo, hi) in enumerate(batch.spans)]
 
 
 def token_logprobs_class() -> type:

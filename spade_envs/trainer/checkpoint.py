@@ -4,6 +4,10 @@ A checkpoint is a directory ``<root>/iter-XXXX`` holding:
 
 - ``learner.pt``: :meth:`Learner.state_dict` (model or adapter weights, optimizer state,
   step count), saved with ``torch.save``;
+- ``learner-shards/`` (sharded learners): the weights and optimiser state as
+  ``torch.distributed.checkpoint`` wrote them, one file per rank
+  (:meth:`Learner.save_shards`), which any world size loads; ``learner.pt`` then holds only
+  the step count and settings;
 - ``state.json``: the iteration, the run id, the Python / NumPy / torch RNG states, the
   designer attempts waiting for a delayed update, the frozen pool, and whatever else the
   loop needs to continue exactly;
@@ -37,6 +41,7 @@ from ..error import SpadeError
 
 __all__ = [
     "ADAPTER_DIR",
+    "SHARDS_DIR",
     "Checkpoint",
     "CheckpointError",
     "capture_rng",
@@ -46,12 +51,15 @@ __all__ = [
     "load_checkpoint",
     "restore_rng",
     "save_checkpoint",
+    "write_shards",
 ]
 
 _NAME = re.compile(r"^iter-(\d{4,})$")
 STATE_FILE = "state.json"
 #: Where a checkpoint keeps the LoRA adapter in peft's format (LoRA runs only).
 ADAPTER_DIR = "adapter"
+#: Where a sharded learner's checkpoint keeps its shards.
+SHARDS_DIR = "learner-shards"
 
 
 class CheckpointError(SpadeError):
@@ -69,6 +77,8 @@ class Checkpoint:
         state: The loop's state (``state.json``).
         config_toml: The run's settings as saved.
         metrics: The metrics lines up to ``iteration`` (text).
+        shards: The sharded learner's shards (:meth:`Learner.load_state_dict` reads them),
+            or None.
     """
 
     path: Path
@@ -77,6 +87,7 @@ class Checkpoint:
     state: dict[str, Any]
     config_toml: str
     metrics: str
+    shards: Path | None = None
 
 
 def checkpoint_root(run_dir: str | Path, configured: str = "") -> Path:
@@ -156,6 +167,33 @@ def _write(path: Path, text: str) -> None:
         os.fsync(handle.fileno())
 
 
+def write_shards(
+    root: str | Path, iteration: int, write: Callable[[Path], None], *, is_main: bool
+) -> Path:
+    """Every rank writes its shard of a sharded learner (collective) into a staging
+    directory next to the checkpoints, which rank 0's :func:`save_checkpoint` then moves
+    into ``iter-XXXX`` (``shards=``). Rank 0 first clears what a killed save left there.
+
+    Args:
+        root: The checkpoint directory, the same on every rank.
+        iteration: The iteration being saved.
+        write: :meth:`Learner.save_shards`.
+        is_main: Whether this is rank 0.
+
+    Returns:
+        The staging directory.
+    """
+    from . import distributed
+
+    staging = Path(root) / f".shards-iter-{iteration:04d}"
+    if is_main:
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+    distributed.barrier()
+    write(staging)
+    return staging
+
+
 def save_checkpoint(
     root: str | Path,
     iteration: int,
@@ -166,6 +204,7 @@ def save_checkpoint(
     metrics: str,
     keep: int = 2,
     adapter: Callable[[Path], None] | None = None,
+    shards: Path | None = None,
 ) -> Path:
     """Write checkpoint ``iter-XXXX`` under ``root`` atomically and prune old ones.
 
@@ -180,6 +219,7 @@ def save_checkpoint(
         adapter: Writes the LoRA adapter in peft's format into a directory
             (:meth:`Learner.save_adapter`): it goes to ``iter-XXXX/adapter/``, where
             ``peft.PeftModel.from_pretrained(base_model, path)`` loads it.
+        shards: What :func:`write_shards` wrote; it moves to ``iter-XXXX/learner-shards``.
 
     Returns:
         The checkpoint's directory.
@@ -197,6 +237,8 @@ def save_checkpoint(
         torch.save(learner_state, tmp / "learner.pt")
         if adapter is not None:
             adapter(tmp / ADAPTER_DIR)
+        if shards is not None:
+            _move_dir(shards, tmp / SHARDS_DIR)
         _write(tmp / "config.toml", config_toml)
         _write(tmp / "metrics.jsonl", metrics)
         _write(tmp / STATE_FILE, json.dumps({**state, "iteration": iteration}))
@@ -207,6 +249,9 @@ def save_checkpoint(
         except OSError:
             # Bucket mounts may not rename directories: copy, with the marker file last.
             final.mkdir(parents=True, exist_ok=True)
+            for name in (ADAPTER_DIR, SHARDS_DIR):
+                if (tmp / name).is_dir():
+                    shutil.copytree(tmp / name, final / name, dirs_exist_ok=True)
             for name in ("learner.pt", "config.toml", "metrics.jsonl", STATE_FILE):
                 shutil.copyfile(tmp / name, final / name)
             shutil.rmtree(tmp, ignore_errors=True)
@@ -217,10 +262,18 @@ def save_checkpoint(
     return final
 
 
+def _move_dir(source: Path, target: Path) -> None:
+    try:
+        os.replace(source, target)
+    except OSError:  # a bucket mount that cannot rename directories
+        shutil.copytree(source, target)
+        shutil.rmtree(source, ignore_errors=True)
+
+
 def _prune(root: Path, keep: int) -> None:
     for _iteration, path in list_checkpoints(root)[:-keep]:
         shutil.rmtree(path, ignore_errors=True)
-    for child in root.glob(".tmp-iter-*"):
+    for child in [*root.glob(".tmp-iter-*"), *root.glob(".shards-iter-*")]:
         # Only rank 0 saves, one checkpoint at a time: what is left is a killed save's.
         shutil.rmtree(child, ignore_errors=True)
 
@@ -253,4 +306,5 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         state=state,
         config_toml=config_toml,
         metrics=metrics,
+        shards=path / SHARDS_DIR if (path / SHARDS_DIR).is_dir() else None,
     )

@@ -485,23 +485,26 @@ def _resume(root: Path, learner: Any) -> int:
     if path is None:
         return 0
     checkpoint = load_checkpoint(path)
-    learner.load_state_dict(checkpoint.learner)
+    learner.load_state_dict(checkpoint.learner, shards=checkpoint.shards)
     return int(checkpoint.iteration)
 
 
 def _save(root: Path, learner: Any, step: int) -> None:
     from . import distributed
-    from .checkpoint import save_checkpoint
+    from .checkpoint import save_checkpoint, write_shards
 
     main = learner.dist is None or learner.dist.is_main
-    # A sharded learner's state is gathered by every rank together; rank 0 alone writes
+    # A sharded learner: every rank writes its shard; then rank 0 alone writes the rest
     # (several writers would prune each other's unfinished directories).
-    state = learner.state_dict() if main or learner.sharded else None
+    shards = None
+    if learner.sharded:
+        shards = write_shards(root, step, learner.save_shards, is_main=main)
     if main:
         save_checkpoint(
             root,
             step,
-            learner_state=state,
+            learner_state=learner.state_dict(),
+            shards=shards,
             state={"cold_start_step": step},
             config_toml="",
             metrics="",

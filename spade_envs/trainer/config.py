@@ -86,6 +86,12 @@ class ModelSettings:
             2: its weights and KV cache leave the GPU), then wake it to load the new
             weights, so the learner gets the GPU memory the engine held. CUDA (and ROCm)
             only.
+        vllm_lora: With LoRA (``grpo.lora_rank > 0``), the engine keeps the base weights
+            it loaded and gets only the adapter after each update (vLLM's
+            ``LoRARequest``), instead of the whole model with the adapter merged in: far
+            less to gather, write and load per update, for some generation speed. Asleep
+            (``vllm_sleep``), the engine then keeps its unchanged base weights in CPU
+            memory (level 1) instead of dropping them.
     """
 
     spec: str = "smollm2"
@@ -98,9 +104,15 @@ class ModelSettings:
     vllm_max_len: int = 8192
     vllm_weights_dir: str = ""
     vllm_sleep: bool = False
+    vllm_lora: bool = False
 
     def __post_init__(self) -> None:
         _check(bool(self.spec.strip()), "model.spec must name a model, e.g. 'smollm2'.")
+        _check(
+            not self.vllm_lora or self.backend == "vllm",
+            "model.vllm_lora hands LoRA adapters to a vLLM engine: it needs "
+            "model.backend = 'vllm'.",
+        )
         _check(
             not self.vllm_sleep or (self.backend == "vllm" and self.device != "cpu"),
             "model.vllm_sleep puts a vLLM engine on a GPU to sleep during updates: it needs "
@@ -471,6 +483,12 @@ class SelfPlayConfig:
                 "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
+        _check(
+            not self.model.vllm_lora or self.grpo.lora_rank > 0,
+            "model.vllm_lora hands the trained LoRA adapter to vLLM, but grpo.lora_rank is 0 "
+            "(every weight is trained): set grpo.lora_rank (e.g. 32), or model.vllm_lora = "
+            "false.",
+        )
         held_out = self.eval.held_out_names
         for key, envs in (
             ("agent.fixed_pool", self.agent.fixed_pool),

@@ -162,6 +162,10 @@ class GRPOConfig:
         max_grad_norm: Gradient norm clipping; 0 turns clipping off (the norm is still
             reported).
         micro_batch: Samples per forward/backward pass (gradients accumulate).
+        micro_batch_tokens: A token budget per forward/backward pass (rows x padded
+            width), on top of ``micro_batch``: micro-batches of long samples then hold
+            fewer rows, those of short ones up to ``micro_batch``, so memory follows the
+            tokens rather than the row count. 0: ``micro_batch`` alone decides.
         epochs: Optimiser steps per batch (PPO epochs); after the first, the clipping of
             the ratio to the behaviour policy matters.
         weight_decay: AdamW weight decay.
@@ -189,6 +193,7 @@ class GRPOConfig:
     kl_coef: float = 0.0
     max_grad_norm: float = 1.0
     micro_batch: int = 4
+    micro_batch_tokens: int = 0
     epochs: int = 1
     weight_decay: float = 0.0
     max_seq_len: int = 2048
@@ -224,6 +229,7 @@ class GRPOConfig:
         number("weight_decay", 0.0)
         number("lora_alpha", 0.0, strict=True)
         integer("micro_batch", 1)
+        integer("micro_batch_tokens", 0)
         integer("epochs", 1)
         integer("max_seq_len", 2)
         integer("lora_rank", 0)
@@ -232,11 +238,6 @@ class GRPOConfig:
             raise GRPOConfigError(
                 f"sharding must be ddp or fsdp, got {self.sharding!r}."
                 + suggest(str(self.sharding), ("ddp", "fsdp"))
-            )
-        if self.sharding == "fsdp" and self.logprob_chunk:
-            raise GRPOConfigError(
-                "logprob_chunk does not work with sharding = fsdp yet (the chunks would run "
-                "outside the sharded root's forward pass): set logprob_chunk = 0, or use ddp."
             )
         if not isinstance(self.activation_checkpointing, bool):
             raise GRPOConfigError(

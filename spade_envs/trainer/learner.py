@@ -7,7 +7,8 @@ One :meth:`Learner.step` does, in order:
 2. truncate each sample to ``max_seq_len`` by dropping tokens from the left of its
    prompt (the completion is what is learned, so it is kept);
 3. sort by length and pack micro-batches (right padding, attention mask), so padding
-   stays small;
+   stays small: ``micro_batch`` rows each, and with ``micro_batch_tokens`` no more
+   padded tokens than that;
 4. fill in missing behaviour log-probs and, with ``kl_coef > 0``, reference log-probs
    (no gradient, before any weight changes);
 5. forward + backward per micro-batch, each scaled so the sum over micro-batches (and
@@ -48,17 +49,27 @@ from typing import Any
 from ..error import SpadeError
 from . import distributed
 from .adapters import adapter_state, adapters_disabled, add_adapters, load_adapter_state
-from .batches import MicroBatch, Row, fit_to_length, token_logprobs_class
+from .batches import (
+    MicroBatch,
+    Row,
+    batch_columns,
+    fit_to_length,
+    pack_micro_batches,
+    row_values,
+    sample_rows,
+    token_logprobs_class,
+)
 from .grpo import GRPOConfig, GRPOConfigError, group_advantages, token_policy_loss
 from .lean import checkpoint_blocks
 from .samples import Sample
 from .sharding import (
     by_name,
-    full_state,
     full_tensor,
     gradient_sync,
     load_full_state,
+    load_shards,
     micro_batch_count,
+    save_shards,
     shard_model,
 )
 
@@ -130,13 +141,6 @@ class Learner:
             self._reference = copy.deepcopy(model).eval().requires_grad_(False)
         if config.activation_checkpointing:
             checkpoint_blocks(model)
-        #: Whether the model is sharded over the ranks (FSDP2) rather than replicated.
-        self.sharded = self.dist is not None and config.sharding == "fsdp"
-        if self.sharded:
-            compute_dtype = next(model.parameters()).dtype
-            shard_model(model, compute_dtype)
-            if self._reference is not None:
-                shard_model(self._reference, compute_dtype)
         module_cls = token_logprobs_class()
         self._module = module_cls(model, config.logprob_chunk)
         self._reference_module = (
@@ -144,6 +148,13 @@ class Learner:
             if self._reference is not None
             else None
         )
+        #: Whether the model is sharded over the ranks (FSDP2) rather than replicated.
+        self.sharded = self.dist is not None and config.sharding == "fsdp"
+        if self.sharded:
+            compute_dtype = next(model.parameters()).dtype
+            shard_model(model, compute_dtype, root=self._module)
+            if self._reference is not None:
+                shard_model(self._reference, compute_dtype, root=self._reference_module)
         self._train_module: Any = self._module
         if self.dist is not None and not self.sharded:
             from torch.nn.parallel import DistributedDataParallel
@@ -216,33 +227,7 @@ class Learner:
         return [replace(s, advantage=scored[start + i].advantage) for i, s in enumerate(samples)]
 
     def _rows(self, samples: Sequence[Sample]) -> tuple[list[Row], int]:
-        rows, truncated = [], 0
-        for index, sample in enumerate(samples):
-            prompt, completion, cut = fit_to_length(
-                sample.prompt_ids, sample.completion_ids, self.config.max_seq_len
-            )
-            truncated += cut
-            # A cut prompt is a different context than the one generation saw: the
-            # recorded log-probs no longer describe it, so they are recomputed. Recorded
-            # log-probs are at temperature 1 (as the backends report them): they are the
-            # behaviour policy's only for a sample drawn at temperature 1.
-            reuse = not cut and sample.old_logprobs is not None and sample.temperature == 1.0
-            old = list(sample.old_logprobs) if reuse else None
-            rows.append(
-                Row(
-                    index=index,
-                    agent=sample.role == "agent",
-                    prompt_len=len(prompt),
-                    tokens=prompt + completion,
-                    advantage=sample.advantage,
-                    old=old,
-                    temperature=sample.temperature,
-                    loss_mask=None
-                    if sample.loss_mask is None
-                    else list(sample.loss_mask[: len(completion)]),
-                )
-            )
-        return rows, truncated
+        return sample_rows(samples, self.config.max_seq_len)
 
     def _rows_to_run(self, rows: list[Row]) -> list[Row]:
         """The rows a step runs. Without a KL term a row of advantage exactly 0 (a group of
@@ -254,58 +239,10 @@ class Learner:
         return [r for r in rows if r.advantage != 0.0]
 
     def _pack(self, rows: list[Row]) -> list[MicroBatch]:
-        import torch
-
-        ordered = sorted(rows, key=lambda r: (-len(r.tokens), r.index))
-        size = self.config.micro_batch
-        batches = []
-        for start in range(0, len(ordered), size):
-            chunk = ordered[start : start + size]
-            width = max(len(r.tokens) for r in chunk)
-            first = min(r.prompt_len for r in chunk)  # first completion token position
-            keep = width - first + 1
-            input_ids = torch.full((len(chunk), width), self.pad_token_id, dtype=torch.long)
-            attention = torch.zeros((len(chunk), width), dtype=torch.long)
-            mask = torch.zeros((len(chunk), keep - 1), dtype=torch.bool)
-            spans = []
-            for i, row in enumerate(chunk):
-                input_ids[i, : len(row.tokens)] = torch.tensor(row.tokens)
-                attention[i, : len(row.tokens)] = 1
-                # Token t is predicted at position t - 1, i.e. column t - first.
-                span = (row.prompt_len - first, len(row.tokens) - first)
-                mask[i, span[0] : span[1]] = (
-                    True if row.loss_mask is None else torch.tensor(row.loss_mask, dtype=torch.bool)
-                )
-                spans.append(span)
-            batch = MicroBatch(
-                rows=chunk,
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                keep=keep,
-                mask=mask.to(self.device),
-                spans=spans,
-            )
-            batch.advantages = torch.tensor(
-                [r.advantage for r in chunk], dtype=torch.float32, device=self.device
-            )
-            batch.agent = torch.tensor([r.agent for r in chunk], device=self.device)
-            batch.temperature = torch.tensor(
-                [r.temperature for r in chunk], dtype=torch.float32, device=self.device
-            )
-            batches.append(batch)
-        return batches
-
-    def _columns(self, batch: MicroBatch, values: list[list[float]]) -> Any:
-        import torch
-
-        out = torch.zeros(batch.mask.shape, dtype=torch.float32)
-        for i, ((lo, hi), row_values) in enumerate(zip(batch.spans, values)):
-            out[i, lo:hi] = torch.tensor(row_values, dtype=torch.float32)
-        return out.to(self.device)
-
-    def _rows_of(self, batch: MicroBatch, logp: Any) -> list[list[float]]:
-        cpu = logp.detach().float().cpu()
-        return [cpu[i, lo:hi].tolist() for i, (lo, hi) in enumerate(batch.spans)]
+        c = self.config
+        return pack_micro_batches(
+            rows, c.micro_batch, c.micro_batch_tokens, self.pad_token_id, self.device
+        )
 
     def _behaviour_and_reference(self, batches: list[MicroBatch]) -> None:
         import torch
@@ -314,11 +251,11 @@ class Learner:
             for batch in batches:
                 # Sharded, every forward is collective: every rank runs each one.
                 if self.sharded or any(r.old is None for r in batch.rows):
-                    current = self._rows_of(batch, self._forward_no_grad(batch))
+                    current = row_values(batch, self._forward_no_grad(batch))
                     for row, values in zip(batch.rows, current):
                         if row.old is None:
                             row.old = values
-                batch.old = self._columns(batch, [r.old for r in batch.rows])
+                batch.old = batch_columns(batch, [r.old for r in batch.rows])
                 if self.config.kl_coef:
                     batch.ref = self._reference_logprobs(batch)
 
@@ -354,9 +291,7 @@ class Learner:
         self.model.eval()
         with torch.no_grad():
             for batch in self._even(self._pack(rows)):
-                for row, values in zip(
-                    batch.rows, self._rows_of(batch, self._forward_no_grad(batch))
-                ):
+                for row, values in zip(batch.rows, row_values(batch, self._forward_no_grad(batch))):
                     if row.index >= 0:  # not a padding row
                         out[row.index] = values
         return out
@@ -538,7 +473,7 @@ class Learner:
         if self.dist is None or last:
             return contextlib.nullcontext()
         if self.sharded:
-            return gradient_sync(self.model, enabled=False)
+            return gradient_sync(self._module, enabled=False)
         return self._train_module.no_sync()
 
     def _even(self, batches: list[MicroBatch]) -> list[MicroBatch]:
@@ -563,18 +498,14 @@ class Learner:
     # ------------------------------------------------------------ checkpoints
 
     def state_dict(self) -> dict[str, Any]:
-        """Weights (adapters only with LoRA), optimiser state and step count, as copies."""
+        """Weights (adapters only with LoRA), optimiser state and step count, as copies.
+
+        A sharded learner's weights and optimiser state are not in it: they are written
+        shard by shard with :meth:`save_shards` (``"shards": True`` says so), and
+        :meth:`load_state_dict` reads them back from that directory.
+        """
         if self.sharded:
-            # Collective: every rank calls it; rank 0 gets everything whole (its CPU).
-            weights, optimizer = full_state(self.model, self.optimizer)
-            return {
-                "lora_rank": self.config.lora_rank,
-                # Copies: some tensors (Adam's step counts) are the live ones.
-                "model": copy.deepcopy(weights),
-                "optimizer": copy.deepcopy(optimizer),
-                "optimizer_by_name": True,
-                "steps": self.steps,
-            }
+            return {"lora_rank": self.config.lora_rank, "shards": True, "steps": self.steps}
         if self.adapters is not None:
             weights = adapter_state(self.adapters)
         else:
@@ -586,8 +517,16 @@ class Learner:
             "steps": self.steps,
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` saved.
+    def save_shards(self, directory: Any) -> None:
+        """Write a sharded learner's weights and optimiser state into ``directory``, each
+        rank its own shard (collective: every rank calls it, with the same directory)."""
+        if not self.sharded:
+            raise GRPOConfigError("Only a sharded learner writes shards; use state_dict().")
+        save_shards(self.model, self.optimizer, directory)
+
+    def load_state_dict(self, state: dict[str, Any], shards: Any = None) -> None:
+        """Restore what :meth:`state_dict` saved (and :meth:`save_shards` wrote, into
+        ``shards``), at any world size, sharded or not.
 
         With LoRA the base weights are not in the state: build the learner on the same
         base model. With ``kl_coef > 0`` the reference is the model as the learner was
@@ -597,21 +536,36 @@ class Learner:
             GRPOConfigError: The state is missing parts or was saved with another LoRA
                 setting, or its weights do not fit the model.
         """
-        missing = [k for k in ("lora_rank", "model", "optimizer", "steps") if k not in state]
+        whole = () if state.get("shards") else ("model", "optimizer")  # or in the shards
+        needed = ["lora_rank", *whole, "steps"]
+        missing = [k for k in needed if k not in state]
         if missing:
             raise GRPOConfigError(f"Learner state lacks {missing}; pass Learner.state_dict().")
-        if state["lora_rank"] != self.config.lora_rank:
+        self._check_lora(state)
+        if state.get("shards"):
+            if shards is None:
+                raise GRPOConfigError(
+                    "This learner state was saved sharded: pass the directory its shards "
+                    "were written to (shards=...)."
+                )
+            try:
+                load_shards(self.model, self.optimizer, shards)
+            except (RuntimeError, ValueError, KeyError, OSError) as exc:
+                raise GRPOConfigError(
+                    f"The learner's shards in {shards} do not fit this model: {exc}"
+                ) from exc
+            self.steps = int(state["steps"])
+            return
+        if self.sharded and self.adapters is not None:
             raise GRPOConfigError(
-                f"The state was saved with lora_rank={state['lora_rank']}, this learner has "
-                f"lora_rank={self.config.lora_rank}; use the same GRPO settings to resume."
+                "This LoRA state was saved by an unsharded learner (adapters only): resume "
+                "it with grpo.sharding = ddp, or start the sharded run afresh."
             )
         try:
-            if self.sharded or state.get("optimizer_by_name"):
-                # Whole weights and name-keyed optimiser state load at any world size.
-                optimizer = state["optimizer"]
-                if not state.get("optimizer_by_name"):
-                    names = [n for n, p in self.model.named_parameters() if p.requires_grad]
-                    optimizer = by_name(optimizer, names)
+            if self.sharded:
+                # Whole weights, and optimiser state keyed by name: each rank takes its shard.
+                names = [n for n, p in self.model.named_parameters() if p.requires_grad]
+                optimizer = by_name(state["optimizer"], names)
                 load_full_state(self.model, self.optimizer, state["model"], optimizer)
             elif self.adapters is not None:
                 load_adapter_state(self.adapters, state["model"])
@@ -624,6 +578,13 @@ class Learner:
                 raise
             raise GRPOConfigError(f"The learner state does not fit this model: {exc}") from exc
         self.steps = int(state["steps"])
+
+    def _check_lora(self, state: dict[str, Any]) -> None:
+        if state["lora_rank"] != self.config.lora_rank:
+            raise GRPOConfigError(
+                f"The state was saved with lora_rank={state['lora_rank']}, this learner has "
+                f"lora_rank={self.config.lora_rank}; use the same GRPO settings to resume."
+            )
 
     @property
     def lora_layers(self) -> list[str]:

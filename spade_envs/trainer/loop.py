@@ -68,6 +68,7 @@ from .checkpoint import (
     capture_rng,
     restore_rng,
     save_checkpoint,
+    write_shards,
 )
 from .config import SelfPlayConfig
 from .config_io import config_to_toml
@@ -571,10 +572,11 @@ class SelfPlayTrainer:
     def _save(self, k: int) -> None:
         started = time.perf_counter()
         parts = self.parts
-        # A sharded learner's state is gathered by every rank together (rank 0 keeps it).
-        learner_state = (
-            parts.learner.state_dict()
-            if parts.metrics is not None or parts.learner.sharded
+        learner = parts.learner
+        # A sharded learner's weights: every rank writes its own shard, nothing gathered.
+        shards = (
+            write_shards(parts.checkpoints, k, learner.save_shards, is_main=self.dist.is_main)
+            if learner.sharded
             else None
         )
         if parts.metrics is not None:  # rank 0
@@ -588,16 +590,17 @@ class SelfPlayTrainer:
             path = save_checkpoint(
                 parts.checkpoints,
                 k,
-                learner_state=learner_state,
+                learner_state=learner.state_dict(),
                 state=state,
                 config_toml=config_to_toml(self.config),
                 metrics=parts.metrics.text(),
                 keep=self.config.checkpoint.keep,
                 # peft's adapter folder of a sharded model would need every rank: its
-                # checkpoint holds the whole model instead (learner.pt).
-                adapter=parts.learner.save_adapter
-                if parts.learner.adapters is not None and not parts.learner.sharded
+                # checkpoint holds the adapters among the shards instead.
+                adapter=learner.save_adapter
+                if learner.adapters is not None and not learner.sharded
                 else None,
+                shards=shards,
             )
             self._say(k, f"checkpoint: {path} in {time.perf_counter() - started:.1f} s")
         distributed.barrier()

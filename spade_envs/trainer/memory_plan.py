@@ -236,6 +236,8 @@ class TrainShape:
 
     Attributes:
         micro_batch: Sequences per forward pass.
+        micro_batch_tokens: The learner's token budget per pass (0: none): a pass then
+            holds at most that many tokens, or one sequence of ``seq_len``.
         seq_len: Tokens per sequence (the learner's ``max_seq_len``).
         dtype: ``bfloat16``, ``float16`` or ``float32``: the weights and activations.
         lora_rank: 0 for full fine-tuning.
@@ -250,6 +252,8 @@ class TrainShape:
         vllm_memory: A colocated vLLM engine's share of the GPU (0: none).
         vllm_sleep: Whether the engine sleeps during the update (it then keeps only its
             context, ``vllm_sleep_gib``).
+        vllm_lora: Whether the engine gets only the LoRA adapter after each update (its
+            base weights stay), rather than the whole merged weights.
     """
 
     micro_batch: int
@@ -265,6 +269,8 @@ class TrainShape:
     vllm_memory: float = 0.0
     vllm_sleep: bool = False
     vllm_sleep_gib: float = 1.0
+    vllm_lora: bool = False
+    micro_batch_tokens: int = 0
     attention: str = "flash"
     foreach: bool = True
     generator_copy: bool = False
@@ -294,6 +300,9 @@ class MemoryPlan:
         capacity: The GPU's memory (0: unknown, nothing is judged).
         model: The shape planned for.
         train: The setup planned for.
+        notes: What the reader should know about the plan.
+        blockers: Why it cannot run whatever the peak (e.g. vLLM's share of the GPU cannot
+            hold the model's weights); any makes :attr:`fits` false.
     """
 
     parts: dict[str, int]
@@ -302,10 +311,11 @@ class MemoryPlan:
     model: ModelShape
     train: TrainShape
     notes: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
-        return self.capacity == 0 or self.peak <= self.capacity
+        return not self.blockers and (self.capacity == 0 or self.peak <= self.capacity)
 
     def table(self) -> str:
         """The plan as aligned lines (GiB), for a terminal."""
@@ -325,6 +335,7 @@ class MemoryPlan:
         if self.capacity:
             verdict = "fits" if self.fits else "DOES NOT FIT"
             lines.append(f"  {'capacity':<12} {self.capacity / GIB:9.2f} GiB: {verdict}")
+        lines.extend(f"DOES NOT RUN: {b}" for b in self.blockers)
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -336,7 +347,12 @@ class MemoryPlan:
             "fits": self.fits,
             "params": self.model.params,
             "notes": list(self.notes),
+            "blockers": list(self.blockers),
         }
+
+
+#: vLLM's share must hold the weights with this much to spare (a KV cache, its buffers).
+ENGINE_WEIGHTS_MARGIN = 1.1
 
 
 def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0) -> MemoryPlan:
@@ -357,6 +373,8 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     )
     shards = train.world if train.sharding == "fsdp" else 1
     tokens = train.micro_batch * train.seq_len
+    if train.micro_batch_tokens:
+        tokens = min(tokens, max(train.seq_len, train.micro_batch_tokens))
     notes: list[str] = []
     if train.sharding == "fsdp":
         # float32 masters, sharded; two blocks gathered in the compute dtype at a time.
@@ -395,9 +413,19 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     if train.vllm_memory and not capacity:
         notes.append("vllm_memory is a share of a GPU; give the GPU to count it.")
     vllm = awake = 0
+    blockers: list[str] = []
     if train.vllm_memory and capacity:
         awake = int(train.vllm_memory * capacity)
         vllm = int(train.vllm_sleep_gib * GIB) if train.vllm_sleep else awake
+        # The engine's own share holds the whole weights (one engine per GPU), then its
+        # KV cache: a share smaller than the weights cannot even start.
+        if awake < params * b * ENGINE_WEIGHTS_MARGIN:
+            blockers.append(
+                f"vLLM's share of each GPU ({awake / GIB:.1f} GiB, model.vllm_memory = "
+                f"{train.vllm_memory}) cannot hold the model's weights "
+                f"({params * b / GIB:.1f} GiB) and a KV cache; each rank's engine holds "
+                "them whole"
+            )
     # The logits' peak opens the backward pass; a block is recomputed (or its attention
     # differentiated) later, once they are freed: the larger of the two counts.
     backward = weights + moments + gradients + reference + kept + max(block, logits)
@@ -406,8 +434,9 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
     held = weights + moments + gradients + reference  # what stays between updates
     gathered = generator = 0
     if train.sharding == "fsdp" and train.vllm_memory:
-        # After the update every rank gathers the whole weights for its engine.
-        gathered = params * b
+        # After the update every rank gathers the whole weights for its engine (or only
+        # the adapter, which is all the engine gets with vllm_lora).
+        gathered = trainable * b if train.vllm_lora and train.lora_rank else params * b
         tensors = max(tensors, held + gathered)
     if train.sharding == "fsdp" and train.generator_copy:
         generator = params * b  # each rank generates with a whole copy of its own
@@ -438,6 +467,7 @@ def plan_memory(model: ModelShape, train: TrainShape, capacity_gib: float = 0.0)
         model=model,
         train=train,
         notes=notes,
+        blockers=blockers,
     )
 
 

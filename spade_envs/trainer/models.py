@@ -87,7 +87,12 @@ def resolve_device(device: str, local_rank: int = 0) -> str:
 
 
 def load_models(
-    settings: Any, *, seed: int = 0, local_rank: int = 0, separate: bool = False
+    settings: Any,
+    *,
+    seed: int = 0,
+    local_rank: int = 0,
+    separate: bool = False,
+    lora_rank: int = 0,
 ) -> tuple[Any, ChatModel]:
     """Load the model to train and the model to generate with.
 
@@ -98,6 +103,8 @@ def load_models(
         separate: With the transformers backend, generate with a copy of its own (loaded
             again), not the trained model: a sharded model cannot generate alone, as each
             of its forward passes needs every rank.
+        lora_rank: The learner's LoRA rank: with ``settings.vllm_lora`` the vLLM engine
+            is built to take adapters of that rank.
 
     Returns:
         ``(trainer_model, generator)``: a :class:`~spade_envs.llm.TransformersChatModel`
@@ -149,6 +156,7 @@ def load_models(
             reloadable=True,
             weights_dir=settings.vllm_weights_dir or None,
             **({"enable_sleep_mode": True} if settings.vllm_sleep else {}),
+            **(_adapter_engine_args(lora_rank) if settings.vllm_lora else {}),
             **memory,
             max_model_len=settings.vllm_max_len,
             seed=seed,
@@ -158,6 +166,22 @@ def load_models(
             enforce_eager=device == "cpu",
         )
     return trainer, generator
+
+
+#: The adapter ranks a vLLM engine can be built for (``max_lora_rank``).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def _adapter_engine_args(lora_rank: int) -> dict[str, Any]:
+    """vLLM engine arguments to take one adapter of ``lora_rank`` (rounded up to a rank
+    vLLM builds for)."""
+    fits = [r for r in VLLM_LORA_RANKS if r >= lora_rank]
+    if lora_rank < 1 or not fits:
+        raise SpadeError(
+            f"model.vllm_lora needs a LoRA rank between 1 and {VLLM_LORA_RANKS[-1]} "
+            f"(grpo.lora_rank), got {lora_rank}."
+        )
+    return {"enable_lora": True, "max_lora_rank": fits[0], "max_loras": 1}
 
 
 @contextlib.contextmanager
@@ -196,8 +220,8 @@ def push_weights(generator: Any, model: Any) -> bool:
             (raised before the engine is touched).
     """
     from ..llm import TransformersChatModel, VLLMChatModel
-    from .adapters import merged_weights
-    from .sharding import full_weights
+    from .adapters import merged_weights, write_adapter
+    from .sharding import full_tensor, full_weights
 
     inner = getattr(generator, "inner", generator)
     sharded = any(hasattr(p, "full_tensor") for p in model.parameters())
@@ -209,6 +233,19 @@ def push_weights(generator: Any, model: Any) -> bool:
         return True
     if not isinstance(inner, VLLMChatModel):
         return False
+    if inner.adapters_enabled:
+        # model.vllm_lora: only the adapter travels; the engine keeps its base weights.
+        if inner.asleep:
+            inner.wake_up()
+        directory = inner.new_adapter_dir()
+        write_adapter(
+            model,
+            directory,
+            dtype=getattr(model, "_spade_compute_dtype", None),
+            gather=full_tensor if sharded else None,
+        )
+        inner.load_adapter(directory)
+        return True
     weights = merged_weights(model, full_weights(model) if sharded else None)
     if inner.asleep:
         inner.wake_up(["weights"])  # the new weights go where the old ones were
@@ -221,11 +258,13 @@ def push_weights(generator: Any, model: Any) -> bool:
 def release_generator(generator: Any) -> bool:
     """Put a vLLM ``generator`` built with sleep mode to sleep for the update (level 2:
     its weights and KV cache leave the GPU; :func:`push_weights` wakes it with the new
-    weights). Returns whether it sleeps; a no-op for any other generator."""
+    weights; level 1 for an engine that takes adapters, whose base weights wait in CPU
+    memory). Returns whether it sleeps; a no-op for any other generator."""
     from ..llm import VLLMChatModel
 
     inner = getattr(generator, "inner", generator)
     if not isinstance(inner, VLLMChatModel) or not inner.sleep_mode:
         return False
-    inner.sleep(level=2)
+    # With adapters the base weights never change: kept in CPU memory (level 1).
+    inner.sleep(level=1 if inner.adapters_enabled else 2)
     return True

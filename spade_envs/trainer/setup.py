@@ -382,6 +382,7 @@ def open_run(
             seed=config.seed,
             local_rank=dist.local_rank,
             separate=config.grpo.sharding == "fsdp" and dist.world_size > 1,
+            lora_rank=config.grpo.lora_rank,
         )
         if raw_generator is not trainer_model:
             opened.callback(raw_generator.close)
@@ -395,7 +396,7 @@ def open_run(
         )
         wrapped = wrap_generator(raw_generator) if wrap_generator else raw_generator
         if checkpoint is not None:
-            learner.load_state_dict(checkpoint.learner)
+            learner.load_state_dict(checkpoint.learner, shards=checkpoint.shards)
             push_weights(raw_generator, learner.model)
 
         metrics = None

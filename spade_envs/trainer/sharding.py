@@ -13,6 +13,7 @@ with fewer micro-batches with empty ones (:func:`micro_batch_count`).
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,12 +21,13 @@ from .lean import decoder_blocks
 
 __all__ = [
     "SHARDINGS",
-    "full_state",
     "full_tensor",
     "full_weights",
     "gradient_sync",
     "load_full_state",
+    "load_shards",
     "micro_batch_count",
+    "save_shards",
     "shard_model",
 ]
 
@@ -34,7 +36,7 @@ __all__ = [
 SHARDINGS = ("ddp", "fsdp")
 
 
-def shard_model(model: Any, compute_dtype: Any) -> None:
+def shard_model(model: Any, compute_dtype: Any, root: Any = None) -> None:
     """Shard ``model`` in place: each decoder block, then the whole (FSDP2).
 
     Args:
@@ -42,6 +44,11 @@ def shard_model(model: Any, compute_dtype: Any) -> None:
             weights on every rank.
         compute_dtype: The dtype blocks run in (their gathered weights); the shards are
             float32.
+        root: The module whose forward pass the learner calls, holding ``model`` (the
+            learner's log-prob module); it becomes FSDP's root, so the weights outside
+            the blocks (embeddings, final norm, output layer) are gathered for the whole
+            of that pass, log-probs computed in chunks from the hidden states included.
+            None: ``model`` itself is the root.
     """
     import torch
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -51,12 +58,13 @@ def shard_model(model: Any, compute_dtype: Any) -> None:
     policy = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=torch.float32)
     for block in decoder_blocks(model):
         fully_shard(block, mp_policy=policy)
-    fully_shard(model, mp_policy=policy)
+    fully_shard(model if root is None else root, mp_policy=policy)
 
 
 @contextlib.contextmanager
 def gradient_sync(model: Any, enabled: bool) -> Iterator[None]:
-    """Reduce-scatter gradients in the backward passes inside (or only accumulate them)."""
+    """Reduce-scatter gradients in the backward passes inside (or only accumulate them);
+    ``model`` is FSDP's root (see :func:`shard_model`)."""
     if enabled:
         yield
         return
@@ -98,21 +106,11 @@ def full_weights(model: Any) -> dict[str, Any]:
     return out
 
 
-def full_state(model: Any, optimizer: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The model's weights and the optimiser's state, whole, on rank 0's CPU (collective;
-    the other ranks get empty dicts): a checkpoint any world size, sharded or not, loads.
-    The optimiser's state is keyed by parameter name, not by position."""
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
-
-    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-    return get_state_dict(model, optimizer, options=options)
-
-
 def load_full_state(
     model: Any, optimizer: Any, weights: dict[str, Any], optimizer_state: dict[str, Any]
 ) -> None:
-    """Load what :func:`full_state` returned into a model sharded or not (each rank takes
-    its shard)."""
+    """Load whole weights and name-keyed optimiser state (an unsharded learner's
+    checkpoint) into a sharded model: each rank takes its shard."""
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_state_dict
 
     set_state_dict(
@@ -121,6 +119,36 @@ def load_full_state(
         model_state_dict=weights,
         optim_state_dict=optimizer_state,
         options=StateDictOptions(full_state_dict=True),
+    )
+
+
+def save_shards(model: Any, optimizer: Any, directory: Any) -> None:
+    """Write the model's weights and the optimiser's state into ``directory`` shard by
+    shard (``torch.distributed.checkpoint``; collective): each rank writes its own file,
+    nothing is gathered whole, and rank 0 adds the index (``.metadata``). Every rank must
+    see the same ``directory`` (one disk, or a bucket mounted on every node)."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    weights, optimizer_state = get_state_dict(model, optimizer)
+    dcp.save({"model": weights, "optimizer": optimizer_state}, checkpoint_id=str(directory))
+
+
+def load_shards(model: Any, optimizer: Any, directory: Any) -> None:
+    """Load what :func:`save_shards` wrote into a model sharded over any number of ranks,
+    or not sharded at all (one process, no process group): each rank reads the pieces of
+    its own shard, re-cut where the world size differs."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    weights, optimizer_state = get_state_dict(model, optimizer)
+    state = {"model": weights, "optimizer": optimizer_state}
+    with warnings.catch_warnings():
+        # Loading into one process without a process group is meant (another world size).
+        warnings.filterwarnings("ignore", "torch.distributed is disabled", UserWarning)
+        dcp.load(state, checkpoint_id=str(directory))
+    set_state_dict(
+        model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"]
     )
 
 

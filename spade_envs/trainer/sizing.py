@@ -147,6 +147,7 @@ def plan_preset(
     dtype = "bfloat16" if config.model.dtype == "auto" else config.model.dtype
     train = TrainShape(
         micro_batch=grpo.micro_batch,
+        micro_batch_tokens=grpo.micro_batch_tokens,
         seq_len=grpo.max_seq_len,
         dtype=dtype,
         lora_rank=grpo.lora_rank,
@@ -158,15 +159,11 @@ def plan_preset(
         logprob_chunk=grpo.logprob_chunk,
         vllm_memory=config.model.vllm_memory if config.model.backend == "vllm" else 0.0,
         vllm_sleep=config.model.vllm_sleep,
+        vllm_lora=config.model.vllm_lora,
         generator_copy=config.model.backend == "transformers",
     )
     capacity = gpu_memory_gib(name)
-    notes = []
-    if train.sharding == "fsdp" and train.logprob_chunk:
-        train = replace(train, logprob_chunk=0)
-        notes.append("planned without log-prob chunks, which the learner cannot use sharded yet")
     memory = plan_memory(shape, train, capacity)
-    memory.notes.extend(notes)
     batch = largest_fitting(shape, train, capacity, "micro_batch", 1024)
     length = largest_fitting(shape, train, capacity, "seq_len", 1 << 20)
     advice: list[str] = []
@@ -192,13 +189,39 @@ def plan_preset(
                 f"holding {memory.parts['vllm'] / GIB:.0f} GiB of each GPU, or a smaller "
                 f"model.vllm_memory than {train.vllm_memory}"
             )
+        if memory.blockers:
+            advice.append(_engine_share_advice(shape, train, capacity))
         if not train.lora_rank:
             advice.append("LoRA (--set grpo.lora_rank=32) trains far fewer parameters")
+        elif train.vllm_memory and train.sharding == "fsdp" and not train.vllm_lora:
+            adapter = plan_memory(shape, replace(train, vllm_lora=True), capacity)
+            advice.append(
+                "the adapter alone to vLLM (--set model.vllm_lora=true): each rank gathers "
+                f"{adapter.parts.get('gathered', 0) / GIB:.2f} GiB instead of the whole "
+                f"weights ({memory.parts.get('gathered', 0) / GIB:.1f} GiB)"
+            )
         if train.sharding == "ddp" and train.world > 1:
-            sharded = plan_memory(shape, replace(train, sharding="fsdp", logprob_chunk=0), capacity)
+            sharded = plan_memory(shape, replace(train, sharding="fsdp"), capacity)
             advice.append(
                 f"sharding over the {train.world} GPUs would need {sharded.peak / GIB:.1f} "
-                "GiB per GPU (--set grpo.sharding=fsdp --set grpo.logprob_chunk=0)"
+                "GiB per GPU (--set grpo.sharding=fsdp)"
             )
         advice.append("or larger GPUs (--gpus H200:8, B200:8)")
     return PresetPlan(memory, name, count, nodes, batch, length, advice)
+
+
+def _engine_share_advice(shape: ModelShape, train: TrainShape, capacity: float) -> str:
+    """The smallest vLLM share (in steps of 0.05) whose engine holds the weights and
+    leaves the learner room, with the micro-batch that then fits; or that none does."""
+    for hundredths in range(10, 100, 5):
+        share = hundredths / 100
+        wider = replace(train, vllm_memory=share)
+        if not plan_memory(shape, replace(wider, micro_batch=1), capacity).fits:
+            continue
+        batch = largest_fitting(shape, wider, capacity, "micro_batch", train.micro_batch)
+        return (
+            f"a larger vLLM share: --set model.vllm_memory={share}"
+            + (f" --set grpo.micro_batch={batch}" if batch < train.micro_batch else "")
+            + (" (the engine sleeps during updates)" if train.vllm_sleep else "")
+        )
+    return "no vLLM share holds the weights and leaves the learner room on this GPU"

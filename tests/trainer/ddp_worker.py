@@ -6,9 +6,10 @@ seed (DDP must broadcast rank 0's weights), trains on its shard of the batch, an
 its gradients and weights after each of two steps: one where the shards differ in size
 (so ranks run different numbers of micro-batches), one where rank 1 has no samples.
 
-With ``fsdp`` after OUT_DIR the learner shards the model (FSDP2) instead of replicating it.
+With ``fsdp`` after OUT_DIR the learner shards the model (FSDP2) instead of replicating it;
+a variant after that changes the model (``qwen3``) or the settings (:data:`VARIANTS`).
 
-Usage: ``torchrun --nproc_per_node=2 tests/trainer/ddp_worker.py OUT_DIR [ddp|fsdp]``
+Usage: ``torchrun --nproc_per_node=2 tests/trainer/ddp_worker.py OUT_DIR [ddp|fsdp] [VARIANT]``
 """
 
 from __future__ import annotations
@@ -71,6 +72,14 @@ def mixed_samples(count: int = 5, *, seed: int = 0) -> list[Sample]:
 
 
 DDP_CONFIG = dict(micro_batch=2, learning_rate=1e-2, max_grad_norm=0.0, kl_coef=0.05)
+#: The GRPO settings each worker variant adds: LoRA, or both memory-lean options (log-probs
+#: in chunks of 3 positions, checkpointed blocks).
+VARIANTS = {
+    "": {},
+    "qwen3": {},
+    "lora": {"lora_rank": 4},
+    "lean": {"logprob_chunk": 3, "activation_checkpointing": True},
+}
 
 
 def main(out_dir: str, sharding: str = "ddp", variant: str = "") -> None:
@@ -85,8 +94,9 @@ def main(out_dir: str, sharding: str = "ddp", variant: str = "") -> None:
     model = (
         tiny_qwen3(seed=100 + info.rank) if variant == "qwen3" else tiny_llama(seed=100 + info.rank)
     )
-    extra = {"lora_rank": 4} if variant == "lora" else {}
-    learner = Learner(model, GRPOConfig(**DDP_CONFIG, sharding=sharding, **extra), seed=0)
+    learner = Learner(
+        model, GRPOConfig(**DDP_CONFIG, sharding=sharding, **VARIANTS[variant]), seed=0
+    )
     batches = [info.shard(mixed_samples(5)), mixed_samples(3, seed=1) if info.is_main else []]
     if sharding == "fsdp":
         batches.append(info.shard(mixed_samples(6, seed=2)))
@@ -100,9 +110,10 @@ def main(out_dir: str, sharding: str = "ddp", variant: str = "") -> None:
     }
     for number, batch in enumerate(batches):
         if number == 2 and sharding == "fsdp":
-            # The checkpoint a sharded run writes (every rank gathers; rank 0 keeps it),
-            # before a third step the test repeats on one process from that state.
+            # The checkpoint a sharded run writes (each rank its own shard), before a
+            # third step the test repeats on one process from that state.
             record["state"] = learner.state_dict()
+            learner.save_shards(Path(out_dir) / "shards")
         stats = learner.step(batch)
         record["steps"].append(
             {

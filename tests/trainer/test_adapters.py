@@ -14,6 +14,7 @@ from spade_envs.trainer.adapters import (
     adapters_disabled,
     add_adapters,
     merged_weights,
+    write_adapter,
 )
 from spade_envs.trainer.learner import GRPOConfig, GRPOConfigError, Learner
 
@@ -116,6 +117,26 @@ def test_saved_adapter_is_peft_format_and_reloads_to_the_same_model(tmp_path):
     assert sum(v.numel() for v in state.values()) < sum(p.numel() for p in model.parameters()) / 10
     out = model.generate(torch.tensor([[1, 2, 3]]), max_new_tokens=3, do_sample=False)
     assert out.shape == (1, 6)
+
+
+def test_the_adapter_written_from_the_adapted_model_is_peft_s_own(tmp_path):
+    # write_adapter (what vLLM gets with model.vllm_lora) works on the model peft adapted
+    # in place, sharded or not; its files are what peft's save_pretrained writes.
+    model, learner = _trained(rank=2)
+    learner.save_adapter(tmp_path / "peft")
+    write_adapter(model, tmp_path / "ours", dtype=torch.bfloat16, gather=lambda t: t * 1)
+    from safetensors.torch import load_file
+
+    peft_tensors = load_file(str(tmp_path / "peft" / "adapter_model.safetensors"))
+    ours = load_file(str(tmp_path / "ours" / "adapter_model.safetensors"))
+    assert ours.keys() == peft_tensors.keys() and ours
+    for key, value in ours.items():
+        assert value.dtype == torch.bfloat16
+        assert torch.equal(value, peft_tensors[key].to(torch.bfloat16)), key
+    reloaded = peft.PeftModel.from_pretrained(tiny_llama(seed=20), str(tmp_path / "ours"))
+    assert torch.allclose(_logits(reloaded), _logits(model), atol=0.05)
+    with pytest.raises(LoRAError, match="carries no LoRA adapter"):
+        write_adapter(tiny_llama(), tmp_path / "none")
 
 
 def test_full_fine_tuning_has_no_adapter_to_save(tmp_path):

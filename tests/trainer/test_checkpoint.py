@@ -18,6 +18,7 @@ from spade_envs.trainer.checkpoint import (
     load_checkpoint,
     restore_rng,
     save_checkpoint,
+    write_shards,
 )
 
 if os.environ.get("CI"):  # in CI a missing dependency fails
@@ -63,6 +64,33 @@ def test_only_the_newest_are_kept_and_partial_ones_are_ignored(tmp_path):
     _save(tmp_path, 5, keep=2)
     assert not (tmp_path / ".tmp-iter-0010-1-ab").exists()
     assert [i for i, _ in list_checkpoints(tmp_path)] == [4, 5]
+
+
+def test_a_sharded_learner_s_shards_move_into_the_checkpoint(tmp_path):
+    # Every rank writes into the staging directory (here one process); rank 0 moves it in.
+    stale = tmp_path / ".shards-iter-0003"
+    stale.mkdir()
+    (stale / "__7_0.distcp").write_bytes(b"a killed save's")
+
+    def write(directory):
+        (directory / "__0_0.distcp").write_bytes(b"shard")
+        (directory / ".metadata").write_bytes(b"index")
+
+    staging = write_shards(tmp_path, 3, write, is_main=True)
+    assert staging == stale and sorted(p.name for p in staging.iterdir()) == [
+        ".metadata",
+        "__0_0.distcp",
+    ]
+    path = save_checkpoint(tmp_path, 3, learner_state={"shards": True, "steps": 3},
+                           state={}, config_toml="", metrics="", shards=staging)  # fmt: skip
+    loaded = load_checkpoint(path)
+    assert loaded.shards == path / "learner-shards" and not staging.exists()
+    assert (loaded.shards / "__0_0.distcp").read_bytes() == b"shard"
+    assert load_checkpoint(_save(tmp_path, 4)).shards is None  # an unsharded learner's
+    # A staging directory a killed save left is removed by the next save.
+    (tmp_path / ".shards-iter-0009").mkdir()
+    _save(tmp_path, 5)
+    assert not (tmp_path / ".shards-iter-0009").exists()
 
 
 def test_a_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from spade_envs.error import SpadeError
 from spade_envs.trainer.distributed import (
     DistInfo,
     DistributedError,
@@ -21,7 +22,7 @@ from spade_envs.trainer.distributed import (
     shutdown,
 )
 
-from .ddp_worker import DDP_CONFIG, mixed_samples, tiny_llama, tiny_qwen3
+from .ddp_worker import DDP_CONFIG, VARIANTS, mixed_samples, tiny_llama, tiny_qwen3
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -127,7 +128,10 @@ def _torchrun(tmp_path_factory, sharding: str, variant: str = "") -> list:
     ]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return [torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
+    runs = [torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
+    for run in runs:
+        run["shards"] = out / "shards"
+    return runs
 
 
 @pytest.fixture(scope="module")
@@ -150,13 +154,26 @@ def fsdp_qwen3_run(tmp_path_factory):
     return _torchrun(tmp_path_factory, "fsdp", "qwen3")
 
 
-RUNS = ["ddp", "fsdp", "fsdp_lora", "fsdp_qwen3"]
+@pytest.fixture(scope="module")
+def fsdp_lean_run(tmp_path_factory):
+    return _torchrun(tmp_path_factory, "fsdp", "lean")
+
+
+RUNS = ["ddp", "fsdp", "fsdp_lora", "fsdp_qwen3", "fsdp_lean"]
+
+
+def _variant(run: str) -> str:
+    """The worker variant of a run's name (``fsdp_lora`` -> ``lora``; ``ddp`` -> none)."""
+    return run.partition("_")[2]
+
+
+SHARDED_RUNS = [r for r in RUNS if r.startswith("fsdp")]
 
 
 @pytest.fixture(params=RUNS)
 def ranked_run(request):
     """The model replicated (DDP) and sharded (FSDP2) over the two ranks; sharded also
-    with LoRA, and with a Qwen3 model."""
+    with LoRA, with a Qwen3 model, and with log-probs in chunks and checkpointed blocks."""
     return request.getfixturevalue(f"{request.param}_run")
 
 
@@ -165,9 +182,10 @@ def ranked_and_model(request):
     """A run, and a one-process learner built as its rank 0 was."""
     from spade_envs.trainer.learner import GRPOConfig, Learner
 
-    variant = request.param.removeprefix("fsdp").removeprefix("_")
+    variant = _variant(request.param)
     model = tiny_qwen3(seed=100) if variant == "qwen3" else tiny_llama(seed=100)
-    extra = {"lora_rank": 4} if variant == "lora" else {}
+    # The one-process learner is plain: the lean run must match it all the same.
+    extra = VARIANTS[variant] if variant != "lean" else {}
     learner = Learner(model, GRPOConfig(**DDP_CONFIG, **extra), seed=0)
     return request.getfixturevalue(f"{request.param}_run"), model, learner
 
@@ -224,22 +242,30 @@ def test_fsdp_ranks_hold_a_shard_each_and_ddp_ranks_all(ddp_run, fsdp_run):
     assert all(r["local_share"] == 1.0 for r in ddp_run)
 
 
-@pytest.mark.parametrize("run", ["fsdp", "fsdp_lora", "fsdp_qwen3"])
+@pytest.mark.parametrize("run", SHARDED_RUNS)
 def test_a_sharded_checkpoint_resumes_exactly_on_one_process(run, request):
     from spade_envs.trainer.learner import GRPOConfig, Learner
 
     fsdp_run = request.getfixturevalue(f"{run}_run")
     state = fsdp_run[0]["state"]  # after two steps on two ranks, sharded
-    assert state["optimizer_by_name"] and state["steps"] == 2
-    assert fsdp_run[1]["state"]["model"] == {}  # rank 0 alone holds it whole
-    # Another world size, unsharded: the state loads, and the third step lands where the
+    assert state == {**state, "shards": True, "steps": 2} and "model" not in state
+    # One file per rank, and the index; nothing gathered whole.
+    assert sorted(p.name for p in fsdp_run[0]["shards"].iterdir()) == [
+        ".metadata",
+        "__0_0.distcp",
+        "__1_0.distcp",
+    ]
+    # Another world size, unsharded: the shards load, and the third step lands where the
     # sharded run's third step did. Built on the run's base model (rank 0's): the KL
     # term's reference is the model the learner was built on, which a checkpoint does
     # not carry.
-    model = tiny_qwen3(seed=100) if run.endswith("qwen3") else tiny_llama(seed=100)
-    extra = {"lora_rank": 4} if run.endswith("lora") else {}
-    learner = Learner(model, GRPOConfig(**DDP_CONFIG, **extra), seed=0)
-    learner.load_state_dict(state)
+    variant = _variant(run)
+    model = tiny_qwen3(seed=100) if variant == "qwen3" else tiny_llama(seed=100)
+    learner = Learner(model, GRPOConfig(**DDP_CONFIG, **VARIANTS[variant]), seed=0)
+    with pytest.raises(SpadeError, match="saved sharded: pass the directory"):
+        learner.load_state_dict(state)
+    learner.load_state_dict(state, shards=fsdp_run[0]["shards"])
+    assert learner.steps == 2
     for name, param in model.named_parameters():
         assert _close(param.detach(), fsdp_run[0]["steps"][1]["params"][name]), name
     learner.step(mixed_samples(6, seed=2))

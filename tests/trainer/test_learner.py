@@ -223,15 +223,43 @@ def test_micro_batches_give_the_same_gradient_as_one_batch():
     samples = mixed_samples(9, seed=5)
     config = dict(max_grad_norm=0.0, kl_coef=0.1)
     grads, losses = [], []
-    for micro in (1, 4, 9):
-        learner = Learner(tiny_llama(seed=5), GRPOConfig(micro_batch=micro, **config))
+    # Row counts, and a token budget (micro-batches of 1 to 4 rows here).
+    for micro, budget in ((1, 0), (4, 0), (9, 0), (9, 24)):
+        learner = Learner(
+            tiny_llama(seed=5),
+            GRPOConfig(micro_batch=micro, micro_batch_tokens=budget, **config),
+        )
         losses.append(learner.step(samples)["loss"])
         grads.append(learner.gradients())
     for other in grads[1:]:
         for name, grad in grads[0].items():
             assert torch.allclose(grad, other[name], rtol=1e-4, atol=1e-7), name
-    assert losses[1] == pytest.approx(losses[0], abs=1e-6)
-    assert losses[2] == pytest.approx(losses[0], abs=1e-6)
+    for loss in losses[1:]:
+        assert loss == pytest.approx(losses[0], abs=1e-6)
+
+
+@given(
+    lengths=st.lists(st.integers(2, 40), min_size=0, max_size=30),
+    micro_batch=st.integers(1, 8),
+    budget=st.sampled_from([0, 1, 16, 50, 200]),
+)
+def test_micro_batches_keep_to_the_row_count_and_the_token_budget(lengths, micro_batch, budget):
+    from spade_envs.trainer.batches import Row, group_rows
+
+    rows = [Row(i, True, 1, [1] * n, 1.0, None) for i, n in enumerate(lengths)]
+    groups = group_rows(rows, micro_batch, budget)
+    assert sorted(r.index for g in groups for r in g) == list(range(len(rows)))
+    for group in groups:
+        width = max(len(r.tokens) for r in group)
+        assert len(group[0].tokens) == width  # longest first: padding stays small
+        assert len(group) <= micro_batch
+        # Over the budget only as a row alone (a row is never split).
+        assert not budget or len(group) * width <= budget or len(group) == 1
+    # The budget binds no tighter than needed: a group closed early could not take the next.
+    if budget:
+        for this in groups[:-1]:
+            if len(this) < micro_batch:
+                assert (len(this) + 1) * len(this[0].tokens) > budget
 
 
 def test_recorded_old_logprobs_are_used_and_clipped():

@@ -342,8 +342,10 @@ def test_the_fsdp_preset_trains_sharded_on_two_ranks_and_resumes_on_one(tiny_mod
     [record] = read_metrics(run)
     assert record["tokens_agent"] > 0 and record["grad_norm"] > 0
     assert [i for i, _ in list_checkpoints(run / "checkpoints")] == [1]
-    # The sharded run's checkpoint holds whole weights and name-keyed optimizer state:
-    # one process (another world size, unsharded) continues from it.
+    # The sharded run's checkpoint holds each rank's shard, written by that rank: one
+    # process (another world size, unsharded) continues from it.
+    shards = run / "checkpoints" / "iter-0001" / "learner-shards"
+    assert sorted(p.name for p in shards.iterdir()) == [".metadata", "__0_0.distcp", "__1_0.distcp"]
     again = subprocess.run(
         [sys.executable, *worker, "iterations=2", *extra],
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,

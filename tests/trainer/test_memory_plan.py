@@ -273,13 +273,61 @@ def test_vllm_asleep_and_the_gather_for_it_are_planned():
     assert "gathered" not in plan_memory(shape, TrainShape(1, 2048, vllm_memory=0.35), 80).parts
 
 
+def test_an_engine_share_that_cannot_hold_the_weights_does_not_run_and_adapters_travel_light():
+    shape = ModelShape.from_config("qwen3-32b")
+    lora = dict(lora_rank=32, sharding="fsdp", world=16, vllm_memory=0.5, vllm_sleep=True)
+    # With the adapter alone going to vLLM, each rank gathers LoRA's weights, not the
+    # model's: on H200s that is what makes it fit.
+    adapter = plan_memory(shape, TrainShape(1, 2048, vllm_lora=True, **lora), 141)
+    merged = plan_memory(shape, TrainShape(1, 2048, **lora), 141)
+    assert adapter.fits and not adapter.blockers and not merged.fits
+    assert merged.parts["gathered"] == shape.params * 2
+    assert adapter.parts["gathered"] == shape.lora_params(32, ("q_proj", "v_proj")) * 2
+    # On an H100 the engine's half cannot hold 61 GiB of weights, whatever the peak says.
+    small = plan_memory(shape, TrainShape(1, 2048, vllm_lora=True, **lora), 80)
+    assert small.peak < 80 * GIB and not small.fits
+    assert "cannot hold the model's weights (61.0 GiB)" in small.blockers[0]
+    assert "DOES NOT RUN" in small.table()
+
+
+def test_a_token_budget_caps_the_tokens_of_a_pass():
+    shape = ModelShape.from_config("qwen3-4b")
+    plain = plan_memory(shape, TrainShape(8, 4096), 80).parts
+    budget = plan_memory(shape, TrainShape(8, 4096, micro_batch_tokens=8192), 80).parts
+    assert budget["activations"] == plain["activations"] // 4
+    # A budget below one sequence still runs that sequence alone.
+    tiny = plan_memory(shape, TrainShape(8, 4096, micro_batch_tokens=100), 80).parts
+    assert tiny["activations"] == plain["activations"] // 8
+
+
+def test_the_multinode_preset_fits_8b_and_14b_and_says_what_32b_needs():
+    runner = CliRunner()
+    for model in ("qwen3-8b", "qwen3-14b"):
+        result = runner.invoke(main, ["plan", "--preset", "multinode", "--model", model])
+        assert result.exit_code == 0 and ": fits" in result.output, result.output
+    refused = runner.invoke(main, ["plan", "--preset", "multinode", "--model", "qwen3-32b"])
+    assert refused.exit_code == 1 and "DOES NOT RUN: vLLM's share" in refused.output
+    assert "no vLLM share holds the weights and leaves the learner room" in refused.output
+    h200 = runner.invoke(
+        main, ["plan", "--preset", "multinode", "--model", "qwen3-32b", "--gpus", "H200:8"]
+    )
+    assert h200.exit_code == 0, h200.output
+    # An engine share too small for the weights: the smallest share that runs is named.
+    small = runner.invoke(
+        main, ["plan", "--preset", "multinode", "--model", "qwen3-14b", "--set",
+               "model.vllm_memory=0.3"],
+    )  # fmt: skip
+    assert small.exit_code == 1 and "--set model.vllm_memory=0.4" in small.output, small.output
+
+
 @pytest.mark.parametrize(
     ("settings", "words"),
     [
         (["model.vllm_sleep=true"], "needs model.backend = 'vllm'"),
+        (["model.vllm_lora=true"], "model.vllm_lora hands LoRA adapters to a vLLM engine"),
+        (["model.vllm_lora=true", "model.backend=vllm", "grpo.lora_rank=0"], "lora_rank is 0"),
         (["model.vllm_sleep=true", "model.backend=vllm", "model.device=cpu"], "CUDA device"),
         (["grpo.sharding=zero"], "sharding must be ddp or fsdp"),
-        (["grpo.sharding=fsdp", "grpo.logprob_chunk=64"], "logprob_chunk does not work"),
     ],
 )
 def test_settings_the_trainer_cannot_run_are_refused(settings, words):

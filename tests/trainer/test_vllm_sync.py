@@ -68,3 +68,44 @@ def test_after_a_grpo_step_the_engine_generates_like_the_trained_model(
     assert trained != before  # the step moved the greedy replies: the test can fail
     assert served == trained
     trainer.close()
+
+
+def test_a_lora_adapter_reaches_vllm_as_an_adapter_and_generates_like_the_trained_model(
+    smollm2_hf, tmp_path
+):
+    # model.vllm_lora: the engine keeps its base weights; only the adapter is written.
+    from spade_envs.llm import VLLMChatModel
+    from spade_envs.trainer.models import _adapter_engine_args
+
+    from ..vllm_support import ENGINE
+
+    trainer = TransformersChatModel(smollm2_hf, dtype="float32")
+    engine = VLLMChatModel(
+        str(smollm2_hf), name="smollm2", weights_dir=tmp_path,
+        **{**ENGINE, "reloadable": False}, **_adapter_engine_args(8),
+    )  # fmt: skip
+    try:
+        assert engine.adapters_enabled
+        conversations = [[{"role": "user", "content": q}] for q in QUESTIONS]
+        before = [c.token_ids for c in engine.generate(conversations, GREEDY)]
+        assert before == [c.token_ids for c in trainer.generate(conversations, GREEDY)]
+        learner = Learner(
+            trainer.model,
+            GRPOConfig(learning_rate=3e-2, lora_rank=8, micro_batch=8),
+            seed=0,
+            pad_token_id=trainer.tokenizer.pad_token_id or 0,
+        )
+        for _ in range(2):  # two pushes: the second adapter replaces the first
+            assert learner.step(_samples(engine, trainer))["grad_norm"] > 0
+            assert push_weights(engine, learner.model)
+        trained = [c.token_ids for c in trainer.generate(conversations, GREEDY)]
+        served = [c.token_ids for c in engine.generate(conversations, GREEDY)]
+        assert trained != before  # the steps moved the greedy replies: the test can fail
+        assert served == trained
+        # Only the newest adapter is on disk, and no whole model was written.
+        written = sorted(p.relative_to(engine._weights_dir).as_posix()
+                         for p in engine._weights_dir.rglob("*") if p.is_file())  # fmt: skip
+        assert written == ["adapter-2/adapter_config.json", "adapter-2/adapter_model.safetensors"]
+    finally:
+        engine.close()
+        trainer.close()
