@@ -17,7 +17,12 @@ same run:
    ``torch.cuda.max_memory_allocated`` for three learner setups (target: within 15%;
    planned without a GPU capacity, so without the CUDA-context and fragmentation
    allowance, which the allocator does not report either), and the learner's tokens/s
-   and MFU.
+   and MFU;
+4. **sharded**: the learner sharded with FSDP2 (a process group of one rank, NCCL on a GPU)
+   with log-probs in chunks and checkpointed blocks: two steps, the checkpoint written
+   shard by shard (``torch.distributed.checkpoint``), and a fresh learner resumed from it
+   whose next step must land on the same weights (largest difference reported), plus
+   the save's seconds.
 
 Prints one JSON object (also written to ``$OUT/gpu_check.json`` when ``$OUT`` is set).
 Finishes in a few minutes on one GPU; ``--scale tiny --device cpu`` is a one-minute smoke
@@ -257,6 +262,59 @@ def measure_memory(args: argparse.Namespace) -> dict[str, Any]:
     return {"memory_model": args.memory_model, "memory_params": shape.params, "memory": rows}
 
 
+def measure_sharded(args: argparse.Namespace, dtype: Any) -> dict[str, Any]:
+    """A sharded learner's save and resume on this device (world size 1)."""
+    import tempfile
+
+    import torch.distributed as dist
+
+    from spade_envs.trainer.learner import GRPOConfig, Learner
+
+    for key, value in (("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29533"),
+                       ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0")):  # fmt: skip
+        os.environ.setdefault(key, value)
+    cuda = args.device.startswith("cuda")
+    dist.init_process_group("nccl" if cuda else "gloo")
+    try:
+        vocab = SHAPES[args.scale]["vocab_size"]
+        batches = [_samples(args.micro_batch * 2, 64, 64, vocab) for _ in range(3)]
+        config = GRPOConfig(
+            learning_rate=1e-4,
+            micro_batch=args.micro_batch,
+            max_seq_len=128,
+            sharding="fsdp",
+            logprob_chunk=64,
+            activation_checkpointing=True,
+        )
+
+        def learner() -> Any:
+            return Learner(_model(args.scale, args.device, dtype), config, seed=0)
+
+        first = learner()
+        assert first.sharded
+        for batch in batches[:2]:
+            first.step(batch)
+        with tempfile.TemporaryDirectory() as directory:
+            state = first.state_dict()
+            _sync(args.device)
+            started = time.perf_counter()
+            first.save_shards(directory)
+            save_seconds = time.perf_counter() - started
+            first.step(batches[2])
+            expected = {n: p.full_tensor().float().cpu() for n, p in first.model.named_parameters()}
+            del first
+            second = learner()
+            second.load_state_dict(state, shards=directory)
+            second.step(batches[2])
+            got = {n: p.full_tensor().float().cpu() for n, p in second.model.named_parameters()}
+        difference = max((got[n] - expected[n]).abs().max().item() for n in expected)
+        return {"sharded_resume_max_difference": difference,
+                "sharded_save_seconds": round(save_seconds, 3),
+                "sharded_resume_exact": difference == 0.0}  # fmt: skip
+    finally:
+        dist.destroy_process_group()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", choices=sorted(SHAPES), default="0.5b")
@@ -277,7 +335,9 @@ def main() -> None:
     parser.add_argument(
         "--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 TFLOP/s (MFU)"
     )
-    parser.add_argument("--skip", nargs="*", default=[], choices=["update", "generation", "memory"])
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["update", "generation", "memory", "sharded"]
+    )
     args = parser.parse_args()
 
     import torch
@@ -301,6 +361,8 @@ def main() -> None:
         result.update(measure_generation(args, dtype))
     if "memory" not in args.skip:
         result.update(measure_memory(args))
+    if "sharded" not in args.skip:
+        result.update(measure_sharded(args, dtype))
     result["seconds"] = time.perf_counter() - started
     text = json.dumps(result, indent=2)
     print(text)
