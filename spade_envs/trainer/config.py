@@ -70,12 +70,16 @@ class ModelSettings:
             model directory (the trainer needs the weights, so no ``openai:`` spec).
         backend: ``transformers``: generation runs on the trained model itself, so the
             weights are always in sync; ``vllm``: generation runs in a vLLM engine whose
-            weights are reloaded from the trainer after each update (GPUs).
+            weights are reloaded from the trainer after each update (GPUs);
+            ``vllm-server``: generation runs in a ``vllm serve`` pool on machines of its
+            own (``server_url``), which gets the LoRA adapter after each update
+            (:mod:`spade_envs.llm.vllm_server`; LoRA only).
         device: ``auto`` (``cuda:<local rank>`` when CUDA is available, else ``cpu``),
             ``cpu``, ``cuda`` or ``cuda:N``.
         dtype: ``auto`` (float32 on CPU, bfloat16 on GPUs), ``float32``, ``bfloat16`` or
             ``float16``.
-        batch_size: Conversations generated together by the transformers backend.
+        batch_size: Conversations generated together by the transformers backend
+            (requests in flight at once with ``vllm-server``).
         threads: torch CPU threads (0: torch's default).
         vllm_memory: vLLM's ``gpu_memory_utilization`` (the trainer shares the GPU); on
             the CPU, the share of RAM given to vLLM's KV cache.
@@ -105,6 +109,8 @@ class ModelSettings:
     vllm_weights_dir: str = ""
     vllm_sleep: bool = False
     vllm_lora: bool = False
+    server_url: str = ""
+    exchange_dir: str = ""
 
     def __post_init__(self) -> None:
         _check(bool(self.spec.strip()), "model.spec must name a model, e.g. 'smollm2'.")
@@ -124,7 +130,13 @@ class ModelSettings:
             "model.spec cannot be an openai: server: the trainer needs the weights. Pass "
             "'smollm2' or a Hugging Face model directory.",
         )
-        _choice("model", "backend", self.backend, ("transformers", "vllm"))
+        _choice("model", "backend", self.backend, ("transformers", "vllm", "vllm-server"))
+        _check(
+            self.backend != "vllm-server" or bool(self.exchange_dir),
+            "model.backend = 'vllm-server' generates in a vllm serve pool: set "
+            "model.exchange_dir (a directory the trainer and the pool both read at the same "
+            "path) and the pool's address (model.server_url, or SPADE_GENERATION_URL).",
+        )
         _choice("model", "dtype", self.dtype, ("auto", "float32", "bfloat16", "float16"))
         _check(
             self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
@@ -483,6 +495,12 @@ class SelfPlayConfig:
                 "greedy reply is not a sample of the policy, so GRPO's importance ratio is "
                 f"undefined. Set {key} > 0 (e.g. 1.0); eval.temperature may stay 0.",
             )
+        _check(
+            self.model.backend != "vllm-server" or self.grpo.lora_rank > 0,
+            "model.backend = 'vllm-server' sends the pool the trained LoRA adapter, but "
+            "grpo.lora_rank is 0: set grpo.lora_rank (e.g. 32); a pool cannot take whole "
+            "weights.",
+        )
         _check(
             not self.model.vllm_lora or self.grpo.lora_rank > 0,
             "model.vllm_lora hands the trained LoRA adapter to vLLM, but grpo.lora_rank is 0 "

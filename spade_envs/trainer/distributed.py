@@ -174,6 +174,15 @@ def all_gather_objects(obj: Any) -> list[Any]:
     return out
 
 
+def current_rank() -> int:
+    """This process's rank (0 when single-process)."""
+    if not is_initialized():
+        return 0
+    import torch.distributed as dist
+
+    return dist.get_rank()
+
+
 def barrier() -> None:
     """Wait for every rank (no-op when single-process)."""
     if is_initialized():

@@ -54,8 +54,8 @@ PRESET_DIR = Path(__file__).resolve().parent / "presets"
 TASK_FILES = {"single": SKY_DIR / "train-1node.yaml", "multi": SKY_DIR / "train-multinode.yaml"}
 #: The registry URL carries a password: it travels as a SkyPilot secret, never in a file.
 REGISTRY_SECRET = "SPADE_REGISTRY_URL"
-# Presets meant for several nodes start that many when --nodes is not given.
-_DEFAULT_NODES = {"multinode": 2}
+#: Presets meant for several nodes start that many when --nodes is not given.
+DEFAULT_NODES = {"multinode": 2, "multinode-pool": 2}
 
 _GPUS = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?::(?P<count>[0-9]+))?$")
 # H100x8, A100*4: a count glued to the name (no accelerator is named like that).
@@ -104,7 +104,7 @@ class LaunchConfig:
         gpus: Accelerators per node as ``NAME[:COUNT]`` (``H100:8``, ``A100``), or
             ``none`` for CPU-only nodes; None keeps the task file's ``H100:8``.
         nodes: Number of nodes; 1 uses the single-node task file, more the multi-node
-            one. None: 2 for the ``multinode`` preset, else 1.
+            one. None: :data:`DEFAULT_NODES`, else 1.
         cloud: SkyPilot infra (``aws``, ``gcp/us-central1``, ``k8s``...); None lets
             SkyPilot choose the cheapest.
         name: Job (or cluster) name; also names the run's folder in the bucket.
@@ -177,7 +177,7 @@ class LaunchConfig:
         """The node count after defaults."""
         if self.nodes is not None:
             return self.nodes
-        return _DEFAULT_NODES.get(self.preset, 1)
+        return DEFAULT_NODES.get(self.preset, 1)
 
     @property
     def job_name(self) -> str:

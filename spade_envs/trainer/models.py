@@ -115,6 +115,13 @@ def load_models(
 
     from ..llm import TransformersChatModel, install_hint, load_model, smollm2_hf_dir
 
+    pool_url = settings.server_url or os.environ.get("SPADE_GENERATION_URL", "")
+    if settings.backend == "vllm-server" and not pool_url:
+        # Before minutes of loading the model to train.
+        raise SpadeError(
+            "model.backend = 'vllm-server' needs the pool's address: set model.server_url "
+            "or SPADE_GENERATION_URL (sky serve status NAME --endpoint prints it)."
+        )
     if settings.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         # Before minutes of loading the model to train.
         raise SpadeError(f"model.backend is vllm. {install_hint()}")
@@ -125,6 +132,15 @@ def load_models(
         raise SpadeError(
             f"model.spec {settings.spec!r} is not a local model the trainer can train; pass "
             "'smollm2' or a Hugging Face model directory."
+        )
+    if settings.backend == "vllm-server":
+        from ..llm.vllm_server import VLLMServerModel
+
+        return trainer, VLLMServerModel(
+            pool_url,
+            settings.exchange_dir,
+            max_concurrency=settings.batch_size,
+            timeout=600,
         )
     if settings.backend == "transformers":
         if separate:
@@ -220,6 +236,7 @@ def push_weights(generator: Any, model: Any) -> bool:
             (raised before the engine is touched).
     """
     from ..llm import TransformersChatModel, VLLMChatModel
+    from ..llm.vllm_server import VLLMServerModel
     from .adapters import merged_weights, write_adapter
     from .sharding import full_tensor, full_weights
 
@@ -230,6 +247,9 @@ def push_weights(generator: Any, model: Any) -> bool:
             return False  # the transformers backend generates with the trained model itself
         # A copy of its own (the trained model is sharded): every rank gathers the weights.
         inner.model.load_state_dict(merged_weights(model, full_weights(model)))
+        return True
+    if isinstance(inner, VLLMServerModel):
+        _push_to_pool(inner, model, sharded)
         return True
     if not isinstance(inner, VLLMChatModel):
         return False
@@ -253,6 +273,37 @@ def push_weights(generator: Any, model: Any) -> bool:
     if inner.asleep:
         inner.wake_up(["kv_cache"])
     return True
+
+
+def _push_to_pool(pool: Any, model: Any, sharded: bool) -> None:
+    """The adapter to a ``vllm serve`` pool: rank 0 writes it into the exchange directory
+    and has the pool load it; then every rank generates with it."""
+    import tempfile
+
+    from . import distributed
+    from .adapters import write_adapter
+    from .sharding import full_tensor
+
+    main = distributed.current_rank() == 0
+    # Rank 0 names it; every rank then asks for it by that name.
+    name = distributed.all_gather_objects(pool.next_adapter_name() if main else None)[0]
+    dtype = getattr(model, "_spade_compute_dtype", None)
+    if main:
+        directory = pool.adapter_dir(name)
+        write_adapter(
+            model,
+            directory,
+            dtype=dtype,
+            gather=full_tensor if sharded else None,
+            base_model=pool.base_model(),
+        )
+        pool.load_adapter(name, directory)
+    elif sharded:  # the gather is collective: every rank takes part, rank 0 alone keeps it
+        with tempfile.TemporaryDirectory() as scratch:
+            write_adapter(model, scratch, dtype=dtype, gather=full_tensor)
+    distributed.barrier()
+    if not main:
+        pool.use_adapter(name)
 
 
 def release_generator(generator: Any) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..error import SpadeError
+from .launch import DEFAULT_NODES
 from .memory_plan import (
     GIB,
     MemoryPlan,
@@ -127,7 +128,7 @@ def plan_preset(
         preset: A preset name or ``.toml`` file.
         overrides: ``--set`` overrides (``grpo.micro_batch=2``).
         gpus: ``NAME[:COUNT]`` per node (default ``H100:8``, what the task files ask).
-        nodes: Nodes (default: 2 for ``multinode``, else 1).
+        nodes: Nodes (default: :data:`~spade_envs.trainer.launch.DEFAULT_NODES`, else 1).
         model: The model to size: a directory with ``config.json``, a ``config.json``,
             or a bundled shape (default: ``model.spec`` when it is one of those).
         sharding: ``ddp`` or ``fsdp`` (default: the preset's ``grpo.sharding``).
@@ -139,7 +140,7 @@ def plan_preset(
 
     config = load_config(preset, overrides)
     name, count = _gpus(gpus or DEFAULT_GPUS)
-    nodes = nodes if nodes is not None else (2 if Path(preset).stem == "multinode" else 1)
+    nodes = nodes if nodes is not None else DEFAULT_NODES.get(Path(preset).stem, 1)
     if nodes < 1:
         raise SpadeError(f"--nodes must be at least 1, got {nodes}.")
     shape = _shape(config.model.spec, model)

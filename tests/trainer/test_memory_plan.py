@@ -290,6 +290,26 @@ def test_an_engine_share_that_cannot_hold_the_weights_does_not_run_and_adapters_
     assert "DOES NOT RUN" in small.table()
 
 
+def test_a_pool_without_an_address_is_refused_before_any_model_loads(monkeypatch):
+    from spade_envs.trainer.config import ModelSettings
+    from spade_envs.trainer.models import load_models
+
+    monkeypatch.delenv("SPADE_GENERATION_URL", raising=False)
+    settings = ModelSettings(spec="/nowhere", backend="vllm-server", exchange_dir="/x")
+    with pytest.raises(SpadeError, match="needs the pool's address"):
+        load_models(settings)
+
+
+def test_the_pool_preset_plans_no_engine_on_the_training_gpus():
+    result = CliRunner().invoke(
+        main, ["plan", "--preset", "multinode-pool", "--model", "qwen3-32b", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    parts = plan["parts_gib"]
+    assert parts["vllm"] == 0 and "gathered" not in parts and "generator" not in parts
+
+
 def test_a_token_budget_caps_the_tokens_of_a_pass():
     shape = ModelShape.from_config("qwen3-4b")
     plain = plan_memory(shape, TrainShape(8, 4096), 80).parts
@@ -325,6 +345,9 @@ def test_the_multinode_preset_fits_8b_and_14b_and_says_what_32b_needs():
     [
         (["model.vllm_sleep=true"], "needs model.backend = 'vllm'"),
         (["model.vllm_lora=true"], "model.vllm_lora hands LoRA adapters to a vLLM engine"),
+        (["model.backend=vllm-server"], "set model.exchange_dir"),
+        (["model.backend=vllm-server", "model.exchange_dir=/x", "grpo.lora_rank=0"],
+         "a pool cannot take whole weights"),
         (["model.vllm_lora=true", "model.backend=vllm", "grpo.lora_rank=0"], "lora_rank is 0"),
         (["model.vllm_sleep=true", "model.backend=vllm", "model.device=cpu"], "CUDA device"),
         (["grpo.sharding=zero"], "sharding must be ddp or fsdp"),

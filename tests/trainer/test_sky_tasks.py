@@ -30,6 +30,7 @@ from spade_envs.trainer import launch as L
 REPO = Path(__file__).resolve().parents[2]
 SKY_PYTHON = REPO / ".venv-sky" / "bin" / "python"
 TASKS = sorted(L.SKY_DIR.glob("*.yaml"))
+POOL_TASK = L.SKY_DIR / "pool" / "generation-pool.yaml"
 
 # Runs in .venv-sky: parse every file given, report what SkyPilot made of it (or its error).
 VALIDATE = r"""
@@ -56,6 +57,11 @@ for path in sys.argv[1:]:
         "envs": dict(task.envs),
         "secret_refs": [r.name for r in task.managed_secret_refs],
         "workdir": task.workdir,
+        "ports": res.ports,
+        "service": None if task.service is None else {
+            "replicas": task.service.min_replicas,
+            "probe": task.service.readiness_path,
+        },
     }
 print("RESULT " + json.dumps(out))
 """
@@ -121,6 +127,7 @@ def validated(tmp_path_factory):
     """SkyPilot's verdict on the shipped files, a rendered one, and deliberately broken ones."""
     tmp = tmp_path_factory.mktemp("sky")
     files = {f"shipped:{p.name}": p for p in TASKS}
+    files["pool"] = POOL_TASK
 
     presets = tmp / "presets"
     presets.mkdir()
@@ -161,6 +168,24 @@ def test_shipped_task_passes_skypilot_schema(validated, name):
     assert task["secret_refs"] == ["SPADE_REGISTRY_URL"]
     assert "SPADE_REGISTRY_URL" not in task["envs"]
     assert task["workdir"] == "."
+
+
+def test_the_generation_pool_is_a_service_on_the_trainers_bucket(validated):
+    pool = validated["pool"]
+    assert pool["ok"], pool.get("error")
+    assert pool["service"] == {"replicas": 2, "probe": "/health"} and pool["ports"] == ["8000"]
+    # The exchange directory lies on the bucket the training tasks mount at the same path,
+    # and is the one the multinode-pool preset writes adapters into.
+    train = validated["shipped:train-multinode.yaml"]
+    assert pool["mounts"] == train["mounts"] == {
+        "/checkpoints": ["spade-envs-checkpoints", "MOUNT"]
+    }
+    from spade_envs.trainer.config_io import load_config
+
+    preset = load_config("multinode-pool", [])
+    assert preset.model.backend == "vllm-server"
+    assert pool["envs"]["EXCHANGE_DIR"] == preset.model.exchange_dir
+    assert pool["envs"]["MAX_LORA_RANK"] == str(preset.grpo.lora_rank)
 
 
 def test_the_two_tasks_differ_only_in_scale(validated):
