@@ -10,7 +10,8 @@ The lean options (activation checkpointing, log-probs in chunks) are measured on
 middle model, against the plain step of the same run.
 
 With ``--sharding``, the step time of the learner sharded (FSDP2) against replicated
-(DDP) on 2 CPU ranks (gloo, ``torchrun``), the median of alternating blocks of steps.
+(DDP) on 2 CPU ranks (gloo, ``torchrun``), the median of alternating blocks of steps; and
+the sharded learner's checkpoint written shard by shard against gathered whole on rank 0.
 
     python benchmarks/learner_memory.py [--sharding]
 """
@@ -72,14 +73,54 @@ def sharded_worker(steps: int) -> None:
             started = time.perf_counter()
             learner.step(info.shard(samples))
             times[sharding].append(time.perf_counter() - started)
+    saves = checkpoint_times(learners["fsdp"], info.is_main)
     if info.is_main:
         ddp, fsdp = statistics.median(times["ddp"]), statistics.median(times["fsdp"])
         params = sum(p.numel() for p in LlamaForCausalLM(LlamaConfig(**cfg)).parameters())
+        print(
+            f"sharded checkpoint: shard by shard {saves['shards_s']:.2f} s, the largest file "
+            f"{saves['shard_mib']:.1f} MiB; gathered on rank 0 {saves['gathered_s']:.2f} s, "
+            f"{saves['gathered_mib']:.1f} MiB whole on rank 0 "
+            f"({saves['gathered_mib'] / saves['shard_mib']:.2f}x the largest shard)"
+        )
         print(
             f"learner step on 2 CPU ranks ({params / 1e6:.0f}M parameters, 8 x 128 tokens): "
             f"ddp {ddp:.2f} s, fsdp {fsdp:.2f} s: fsdp/ddp {fsdp / ddp:.2f}x"
         )
     shutdown()
+
+
+def checkpoint_times(learner: object, is_main: bool) -> dict[str, float]:
+    """A sharded learner's checkpoint written shard by shard (what the trainer does) and,
+    as the baseline in the same run, gathered whole on rank 0 and saved there (what it
+    did before): seconds, and the most any one rank holds or writes."""
+    import tempfile
+    from pathlib import Path
+
+    import torch
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
+
+    from spade_envs.trainer.distributed import all_gather_objects, barrier
+
+    mib = 2**20
+    directory = all_gather_objects(tempfile.mkdtemp(prefix="spade-ckpt-"))[0]
+    barrier()
+    started = time.perf_counter()
+    learner.save_shards(Path(directory) / "shards")
+    barrier()
+    shards_s = time.perf_counter() - started
+    largest = max(p.stat().st_size for p in (Path(directory) / "shards").glob("*.distcp"))
+    started = time.perf_counter()
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    weights, optimizer = get_state_dict(learner.model, learner.optimizer, options=options)
+    held = 0
+    if is_main:
+        torch.save({"model": weights, "optimizer": optimizer}, Path(directory) / "whole.pt")
+        held = (Path(directory) / "whole.pt").stat().st_size
+    barrier()
+    gathered_s = time.perf_counter() - started
+    return {"shards_s": shards_s, "shard_mib": largest / mib, "gathered_s": gathered_s,
+            "gathered_mib": held / mib}  # fmt: skip
 
 
 def sharding_time(steps: int) -> None:
@@ -93,7 +134,7 @@ def sharding_time(steps: int) -> None:
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(done.stdout[-2000:] + done.stderr[-3000:])
-    print(done.stdout.strip().splitlines()[-1])
+    print("\n".join(done.stdout.strip().splitlines()[-2:]))
 
 
 def main() -> None:

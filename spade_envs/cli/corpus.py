@@ -199,7 +199,7 @@ def import_(
         raise click.BadParameter(f"{path} does not exist.", param_hint="PATH")
     fmt = fmt or _guess_format(path)
     result = import_corpus(
-        registry_commands.open_registry(),
+        registry_commands.open_registry(create=True),
         path,
         fmt,
         validate=not no_validate,
@@ -265,7 +265,7 @@ def _import_suite(
             click.echo(name)
         return
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
-    registry = registry_commands.open_registry()
+    registry = registry_commands.open_registry(create=True)
     result = import_suite(registry, suite, tasks=chosen, levels=parse_levels(levels), budget=budget)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=1))

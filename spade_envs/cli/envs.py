@@ -7,6 +7,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -152,12 +153,49 @@ def validate(files: tuple[str, ...], as_json: bool, budget: str) -> None:
         except (OSError, UnicodeDecodeError) as exc:
             raise click.UsageError(f"Cannot read {path}: {exc}") from exc
     reports = validate_many(sources, budget=budget, progress=len(files) > 1 and not as_json)
-    for path, report in zip(files, reports):
+    for path, source, report in zip(files, sources, reports):
         if as_json:
             click.echo(report.to_json())
         else:
-            click.echo(f"{path}: {report.summary()}")
+            click.echo(_summary(path, source, report))
     sys.exit(0 if all(r.passed for r in reports) else 1)
+
+
+def _summary(path: str, source: str, report: Any) -> str:
+    """``report``'s summary for ``path``; a file that does not parse is headlined by its
+    syntax error (line, column, message and the line itself), not by the environment
+    class that could not be found because of it."""
+    summary = report.summary()
+    syntax = next(
+        (c for c in report.checks if c.name == "syntax" and not c.passed and not c.skipped), None
+    )
+    if syntax is None:
+        return f"{path}: {summary}"
+    checks = summary.split("\n", 1)[1] if "\n" in summary else ""
+    return f"{_syntax_headline(path, source, syntax.reason)}\n{checks}".rstrip("\n")
+
+
+def _syntax_headline(path: str, source: str, reason: str) -> str:
+    """``PATH: REJECTED: syntax error at line L, column C: MESSAGE`` and the offending line with a
+    caret under the column; the validator's ``reason`` when Python parses it after all."""
+    import ast
+
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        line = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        head = f"{path}: REJECTED: syntax error at {line}: {exc.msg}"
+        text = (exc.text or "").rstrip("\n")
+        if not text.strip():
+            return terminal_safe(head)
+        shown = text.lstrip()
+        caret = ""
+        if exc.offset and exc.offset > len(text) - len(shown):
+            caret = "\n    " + " " * (exc.offset - 1 - (len(text) - len(shown))) + "^"
+        return terminal_safe(f"{head}\n    {shown}") + caret
+    except ValueError as exc:  # e.g. a NUL byte: Python refuses the text before parsing
+        return terminal_safe(f"{path}: REJECTED: cannot parse the file: {exc}")
+    return terminal_safe(f"{path}: REJECTED: syntax error: {reason}")
 
 
 @click.command("sandbox-info", cls=SpadeCommand)

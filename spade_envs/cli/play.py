@@ -45,7 +45,12 @@ def _parse_knobs(pairs: tuple[str, ...]) -> dict[str, Any]:
 
 @click.command("play", cls=SpadeCommand)
 @click.argument("name")
-@click.option("--seed", type=int, default=None, help="Seed of the episode (default: random).")
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Seed of the episode (default: a random one, printed so --seed replays it).",
+)
 @click.option(
     "--auto",
     type=SuggestChoice(["solution", "random", "empty"], "policy"),
@@ -103,9 +108,16 @@ def play(
     env, title = _open_for_play(
         name, _parse_knobs(knob_pairs), seat, opponent, isolation, trust_code
     )
+    # No --seed: draw one here, not inside reset, so it can be printed and the same
+    # episode replayed with --seed.
+    drawn = seed is None
+    if seed is None:
+        seed = _random_seed()
     observation, _ = env.reset(seed=seed)
     interactive = auto is None and sys.stdin.isatty()
-    seed_text = "a random seed" if seed is None else f"seed {seed}"
+    seed_text = (
+        f"seed {seed}, drawn at random: --seed {seed} replays it" if drawn else f"seed {seed}"
+    )
     click.secho(
         f"== {terminal_safe(title)} ({seed_text}), {env.max_turns} turns at most", bold=True
     )
@@ -132,6 +144,9 @@ def play(
                 click.secho(f"[solution] {terminal_safe(' | '.join(env.solution()))}", fg="yellow")
                 continue
             if command == ":reset":
+                if drawn:  # a new random episode, as before, but with its seed said
+                    seed = _random_seed()
+                    click.echo(f"[seed {seed}: --seed {seed} replays it]")
                 observation, _ = env.reset(seed=seed)
                 total, turn = 0.0, 0
                 click.echo(terminal_safe(observation))
@@ -181,6 +196,9 @@ def _open_for_play(
     registered = None if a_file else _registered_id(name)
     if registered is not None:
         from ..runtime import open_id
+        from .registry import require_registry
+
+        require_registry()  # a typo'd SPADE_REGISTRY_URL: say so, not "no such version"
 
         # A registry version is never run in this process unless --isolation none
         # --trust-code (or it is a packaged seed's exact code).
@@ -243,9 +261,18 @@ def _registered_id(name: str) -> str | None:
     seeds = seed_classes()
     if name in seeds:
         return None
-    from ..error import UnknownEnvironmentError
+    from ..error import SpadeError, UnknownEnvironmentError, close_matches
     from ..registry.shared import shared_registry
+    from .registry import require_registry
 
+    try:
+        require_registry()
+    except SpadeError:
+        # No registry to look in: a name close to a seed's is that seed mistyped (the
+        # likelier slip); otherwise the missing registry is what to fix.
+        if close_matches(name, seeds):
+            raise UnknownEnvironmentError(name, seeds, what="environment") from None
+        raise
     registry = shared_registry()
     versions = registry.versions(name)
     if versions:
@@ -261,6 +288,13 @@ def _announce(env: Any) -> Any:
             f"[sandboxed: {', '.join(k for k, v in layers.items() if v is True)}]", fg="green"
         )
     return env
+
+
+def _random_seed() -> int:
+    """A fresh episode seed, short enough to type back in with ``--seed``."""
+    import secrets
+
+    return secrets.randbelow(1_000_000)
 
 
 def _auto_actions(env: Any, auto: str, seed: int | None) -> list[str]:

@@ -1,8 +1,12 @@
-"""The registry commands of ``spade-envs``: list, show, search, register, retire,
+"""The registry commands of ``spade-envs``: init, list, show, search, register, retire,
 revalidate, stats.
 
 They work on the registry at ``SPADE_REGISTRY_URL`` (a URL or a SQLite file path, read by
 :func:`spade_envs.registry.resolve_url`; else a SQLite file in the user's data directory).
+Commands that only read (list, show, search, stats, export, play of an ID, evaluate,
+serve, ...) refuse a SQLite file that does not exist, naming close matches, instead of
+creating an empty registry; those that write (register, import, generate, init) create it.
+The per-user default is created on first use either way.
 """
 
 from __future__ import annotations
@@ -19,18 +23,89 @@ from ..core.metadata import KINDS, SKILLS
 from .errors import SpadeCommand
 from .options import ENV_ID, ORIGINS, STATUSES, SuggestChoice, check_value
 
-__all__ = ["BUDGETS", "REGISTRY_COMMANDS", "open_registry"]
+__all__ = ["BUDGETS", "REGISTRY_COMMANDS", "open_registry", "require_registry"]
 
 BUDGETS = ("fast", "default", "thorough")
 
 
-def open_registry() -> Any:
+def require_registry(location: str | None = None) -> None:
+    """Refuse to read a registry that does not exist.
+
+    Args:
+        location: A URL or SQLite file path (``serve --registry``); None: the one
+            ``SPADE_REGISTRY_URL`` names, else the per-user default.
+
+    Raises:
+        RegistryLocationError: It is a SQLite file that does not exist (the per-user
+            default is exempt: its first use creates it); the message names close
+            matches among the ``*.db`` files beside it.
+    """
+    import shlex
+
+    from ..registry.urls import require_existing, resolve_url, sqlite_path
+
+    url = resolve_url(location)
+    path = sqlite_path(url) or ""
+    require_existing(
+        url,
+        create_with=f"`spade-envs init {shlex.quote(path)}` (or a command that writes: "
+        "`spade-envs register FILE`, `spade-envs import PATH`)",
+    )
+
+
+def open_registry(*, create: bool = False) -> Any:
     """The registry named by ``SPADE_REGISTRY_URL`` (through ``resolve_url``), else the
     per-user default; a fresh one is given the packaged seeds (once: see
-    :mod:`spade_envs.registry.seeding`)."""
+    :mod:`spade_envs.registry.seeding`).
+
+    Args:
+        create: The command writes: create a SQLite registry that does not exist yet.
+            False (commands that only read) refuses one, see :func:`require_registry`.
+    """
     from ..registry import Registry
 
+    if not create:
+        require_registry()
     return Registry(seeds=True)
+
+
+@click.command("init", cls=SpadeCommand)
+@click.argument("location", required=False)
+def init(location: str | None) -> None:
+    """Create a registry (with the packaged seeds), or say what an existing one holds.
+
+    LOCATION: a SQLite file path or a URL (default: SPADE_REGISTRY_URL, else the per-user
+    file). Commands that only read (list, show, export, ...) refuse a SQLite file that
+    does not exist, so a typo is an error rather than an empty registry: create a new
+    one with init (register and import create it too).
+
+    \b
+    Examples:
+      spade-envs init                      # the registry SPADE_REGISTRY_URL names
+      spade-envs init ~/corpora/logic.db   # then: export SPADE_REGISTRY_URL=~/corpora/logic.db
+    """
+    import shlex
+
+    from ..registry import Registry
+    from ..registry.urls import default_url, resolve_url, sqlite_path
+
+    url = resolve_url(location)
+    path = sqlite_path(url)
+    existed = path is None or Path(path).exists()
+    registry = Registry(url, seeds=True)
+    try:
+        total = registry.count()
+    finally:
+        registry.close()
+    if existed:
+        click.echo(f"The registry at {url} exists: {total} environment version(s).")
+    else:
+        click.echo(f"Created the registry at {url} with {total} packaged seed(s).")
+    if path is not None and url != default_url():
+        click.echo(
+            "Commands use it when SPADE_REGISTRY_URL names it: export "
+            f"SPADE_REGISTRY_URL={shlex.quote(path)}"
+        )
 
 
 def _short(text: str, width: int) -> str:
@@ -125,6 +200,12 @@ def list_registered(
     records = registry.list(
         **filters, status=status, sort=sort, limit=limit, include_retired=show_all
     )
+    # A full page may be a cut: say how many matched in all, so "5" never reads as "all".
+    matched = (
+        registry.count(**filters, status=status, include_retired=show_all)
+        if len(records) >= limit
+        else len(records)
+    )
     quarantined = 0
     for r in records:
         if as_json:
@@ -137,7 +218,11 @@ def list_registered(
                 f"{r.id:<36} {r.kind:<4} {r.skill:<9} {status:<9} {r.origin:<8} "
                 f"{_short(r.description, 50)}"
             )
+    shown = f"{len(records)} of {matched}" if matched > len(records) else f"{len(records)}"
+    more = f" (--limit {matched} lists them all)" if matched > len(records) else ""
     if as_json:
+        if matched > len(records):
+            click.echo(f"{shown} matching version(s) listed{more}", err=True)
         if hidden:
             click.echo(f"{hidden} retired version(s) not listed (--all lists them)", err=True)
         return
@@ -145,7 +230,7 @@ def list_registered(
         click.echo(_empty_registry_line(registry))
         return
     note = f" ({hidden} retired version(s) hidden: --all lists them)" if hidden else ""
-    click.echo(f"{len(records)} environment version(s){note}")
+    click.echo(f"{shown} environment version(s){more}{note}")
     if quarantined:
         click.echo(
             f"! {quarantined} quarantined: a replay audit diverged, so they are out of pools, "
@@ -222,6 +307,81 @@ def _show_spade_stats(spade: Any) -> None:
         )
 
 
+def _show_plays(stats: list[Any], env_id: str) -> None:
+    """The lines of ``show`` with this registry's play statistics, one per checkpoint; a
+    version nobody played says so (and how to play it), so a status alone is not read
+    as evidence of how it plays."""
+    if not stats:
+        click.echo(
+            f"{'played':>11}: no play statistics stored (`spade-envs regret {env_id}` plays "
+            "it with and without the hint and stores them)"
+        )
+    for s in stats:
+        click.echo(
+            f"{'played':>11}: {s.checkpoint}: hint gain {s.hint_gain:+.2f}, win rate "
+            f"{s.win_rate:.2f}, mean return {s.mean_return_with_hint:.2f} with the hint, "
+            f"{s.mean_return_without_hint:.2f} without ({s.plays_without_hint} plays without "
+            f"hint, {s.plays_with_hint} with)"
+        )
+
+
+def _report_facts(report: Any) -> str:
+    when = f", {report.created_at:%Y-%m-%d %H:%M}" if report.created_at is not None else ""
+    return (
+        f"budget {report.budget}, validator {report.validator_version}, "
+        f"{report.duration_s:.1f} s{when}"
+    )
+
+
+def _show_validation(record: Any, reports: list[Any], *, failures_shown: bool) -> None:
+    """The lines of ``show`` with the latest stored validation report (its verdict, its
+    checks counted, the failed and skipped ones with their reasons) and the earlier
+    reports; a version without one says so and how to get one.
+
+    Args:
+        failures_shown: :func:`_show_verdict` already printed the failed checks.
+    """
+    from ..registry.records import one_line
+
+    if not reports:
+        if record.status == "unvalidated":
+            return  # _show_verdict said it was never validated, or why it is unproven
+        why = (
+            "a packaged seed: spade-envs' own test suite validates every seed"
+            if record.origin == "seed"
+            else "it was stored without one"
+        )
+        click.echo(
+            f"{'validation':>11}: no report stored ({why}); `spade-envs revalidate "
+            f"{record.id}` validates it and stores the report"
+        )
+        return
+    latest = reports[-1]
+    verdict = "passed" if latest.passed else "FAILED"
+    click.echo(f"{'validation':>11}: latest report {verdict} ({_report_facts(latest)})")
+    data = latest.report if isinstance(latest.report, dict) else {}
+    checks = [c for c in data.get("checks", []) if isinstance(c, dict)]
+    if checks:
+        failed = [c for c in checks if not c.get("passed") and not c.get("skipped")]
+        skipped = [c for c in checks if c.get("skipped")]
+        passed = len(checks) - len(failed) - len(skipped)
+        click.echo(f"{'checks':>11}: {passed} passed, {len(failed)} failed, {len(skipped)} skipped")
+        groups = (
+            ("FAIL", "failed", [] if failures_shown else failed),
+            ("skip", "skipped", skipped),
+        )
+        for mark, word, group in groups:
+            for check in group[:3]:
+                reason = one_line(str(check.get("reason") or ""), 200)
+                name = one_line(str(check.get("name", "?")), 40)
+                click.echo(f"{'':>11}  {mark} {name}{': ' + reason if reason else ''}")
+            if len(group) > 3:
+                click.echo(f"{'':>11}  and {len(group) - 3} more {word} check(s)")
+    for earlier in reversed(reports[:-1]):
+        verdict = "passed" if earlier.passed else "FAILED"
+        click.echo(f"{'earlier':>11}: {verdict} ({_report_facts(earlier)})")
+
+
 @click.command("show", cls=SpadeCommand)
 @click.argument("env_id", type=ENV_ID)
 @click.option("--code", is_flag=True, help="Also print the source.")
@@ -266,22 +426,13 @@ def show(env_id: str, code: bool) -> None:
             if suite.get(key):
                 click.echo(f"{key:>11}: {suite[key]}")
     reports = registry.validations(env_id)
-    if not isinstance(suite, dict):
+    verdict_shown = not isinstance(suite, dict)
+    if verdict_shown:
         _show_verdict(record, reports)
     _show_spade_stats(record.extra.get("spade"))
     click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
-    for stats in registry.play_stats(env_id):
-        click.echo(
-            f"{'played':>11}: {stats.checkpoint}: hint gain {stats.hint_gain:+.2f}, win rate "
-            f"{stats.win_rate:.2f} ({stats.plays_without_hint} plays without hint, "
-            f"{stats.plays_with_hint} with)"
-        )
-    for report in reports:
-        verdict = "passed" if report.passed else "FAILED"
-        click.echo(
-            f"{'validated':>11}: {verdict} (budget {report.budget}, validator "
-            f"{report.validator_version}, {report.duration_s:.1f} s)"
-        )
+    _show_plays(registry.play_stats(env_id), record.id)
+    _show_validation(record, reports, failures_shown=verdict_shown and record.status == "rejected")
     if code:
         click.echo("")
         click.echo(record.source)
@@ -367,7 +518,7 @@ def register(file: str, budget: str, origin: str) -> None:
         source = Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise click.UsageError(f"Cannot read {file}: {exc}") from exc
-    registry = open_registry()
+    registry = open_registry(create=True)
     same = _identical(registry, source)
     if same is not None:
         click.echo(f"already registered as {same.id} (identical source, status {same.status})")
@@ -485,4 +636,4 @@ def stats() -> None:
             click.echo(f"{field:>7}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
-REGISTRY_COMMANDS = (list_registered, show, search, register, retire, revalidate, stats)
+REGISTRY_COMMANDS = (init, list_registered, show, search, register, retire, revalidate, stats)

@@ -80,8 +80,12 @@ def evaluate_command(
     """
     from .. import llm
     from ..registry.shared import shared_registry
-    from ..suites.evaluation import eval_set, evaluate
+    from ..suites.evaluation import EVAL_SETS, eval_set, evaluate
+    from .registry import require_registry
 
+    if set_name.partition(":")[0] not in EVAL_SETS:
+        eval_set(set_name, None)  # raises (close matches named) before a registry is read
+    require_registry()  # it reads the suite's versions: a missing file is a typo
     registry = shared_registry()
     chosen = eval_set(set_name, registry)
     if tasks:

@@ -97,6 +97,11 @@ def serve(
             play_idle_s=play_idle,
             quiet=quiet,
         )
+    from .registry import require_registry
+
+    # The browser only reads the registry: a SQLite file that does not exist is a typo
+    # (a new one would show just the seeds), not a registry to create.
+    require_registry(config.registry_url)
     run(config)
 
 

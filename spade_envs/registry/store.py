@@ -432,18 +432,15 @@ class Registry(Attachments, LightRows, Quarantines):
         sort = renamed_regret(sort, "sort")
         if sort not in SORTS:
             raise SpadeError(f"sort must be one of {SORTS}, got {sort!r}.")
-        query = select(EnvironmentRow)
-        for column, value in (
-            (EnvironmentRow.skill, skill),
-            (EnvironmentRow.kind, kind),
-            (EnvironmentRow.origin, origin),
-            (EnvironmentRow.status, status),
-            (EnvironmentRow.suite, suite),
-        ):
-            if value is not None:
-                query = query.where(column == value)
-        if status is None and not include_retired:
-            query = query.where(EnvironmentRow.status != "retired")
+        query = _filtered(
+            select(EnvironmentRow),
+            skill=skill,
+            kind=kind,
+            origin=origin,
+            status=status,
+            suite=suite,
+            include_retired=include_retired,
+        )
         if sort == "hint_gain":
             best = (
                 select(
@@ -464,14 +461,34 @@ class Registry(Attachments, LightRows, Quarantines):
         with Session(self.engine) as session:
             return [env_record(r) for r in session.exec(query).all()]
 
-    def count(self) -> int:
-        """How many versions are registered."""
+    def count(
+        self,
+        *,
+        skill: str | None = None,
+        kind: str | None = None,
+        origin: str | None = None,
+        status: str | None = None,
+        suite: str | None = None,
+        include_retired: bool = True,
+    ) -> int:
+        """How many versions are registered (all of them, retired ones included), or how
+        many match the filters of :meth:`list`: with ``include_retired=False`` and no
+        ``status`` it counts what :meth:`list` would return without a limit."""
         from sqlmodel import Session, func, select
 
         from .tables import EnvironmentRow
 
+        query = _filtered(
+            select(func.count()).select_from(EnvironmentRow),
+            skill=skill,
+            kind=kind,
+            origin=origin,
+            status=status,
+            suite=suite,
+            include_retired=include_retired,
+        )
         with Session(self.engine) as session:
-            return int(session.exec(select(func.count()).select_from(EnvironmentRow)).one())
+            return int(session.exec(query).one())
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Counts of versions by ``kind``, ``skill``, ``origin``, ``status`` and ``suite``
@@ -526,3 +543,31 @@ class Registry(Attachments, LightRows, Quarantines):
     def close(self) -> None:
         """Release the database connections."""
         self.engine.dispose()
+
+
+def _filtered(
+    query: Any,
+    *,
+    skill: str | None,
+    kind: str | None,
+    origin: str | None,
+    status: str | None,
+    suite: str | None,
+    include_retired: bool,
+) -> Any:
+    """``query`` restricted to the versions :meth:`Registry.list`'s filters select (one
+    definition, so a count and the list it counts cannot disagree)."""
+    from .tables import EnvironmentRow
+
+    for column, value in (
+        (EnvironmentRow.skill, skill),
+        (EnvironmentRow.kind, kind),
+        (EnvironmentRow.origin, origin),
+        (EnvironmentRow.status, status),
+        (EnvironmentRow.suite, suite),
+    ):
+        if value is not None:
+            query = query.where(column == value)
+    if status is None and not include_retired:
+        query = query.where(EnvironmentRow.status != "retired")
+    return query

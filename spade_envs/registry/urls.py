@@ -5,6 +5,9 @@ browser) turns what the user gave into a SQLAlchemy URL with :func:`resolve_url`
 :func:`prepare_location` checks a SQLite file's directory before the database is opened:
 the per-user data directory is created on purpose, any other missing directory is an
 error (a typo'd path would otherwise become a new, empty registry somewhere unexpected).
+:func:`require_existing` goes one step further for commands that only read a registry:
+a SQLite file that does not exist is an error there too (naming close matches), so a
+typo'd file name does not read as an empty registry.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ __all__ = [
     "data_dir_url",
     "default_url",
     "prepare_location",
+    "require_existing",
     "resolve_url",
     "sqlite_path",
 ]
@@ -131,3 +135,77 @@ def prepare_location(url: str) -> None:
         f"first (mkdir -p '{parent}') or choose another path ({ENV_VAR}, or `serve --registry`); "
         "a missing directory is not created, so a typo does not start a new, empty registry."
     )
+
+
+def require_existing(url: str, *, create_with: str = "") -> None:
+    """Check that a registry a command only reads already exists.
+
+    Opening a SQLite file that does not exist creates an empty registry, which is right
+    for the first write but misleading for a read: ``spade-envs list`` on a typo'd
+    ``SPADE_REGISTRY_URL`` would say "0 environment version(s)". The per-user default
+    (:func:`data_dir_url`) is exempt: its first use creates it on purpose.
+
+    Args:
+        url: A URL from :func:`resolve_url`. Anything but a ``sqlite:///`` file passes
+            (a server database exists or fails to connect on its own).
+        create_with: How to create it instead (a command), for the message.
+
+    Raises:
+        RegistryLocationError: The SQLite file does not exist; the message names it and
+            any ``*.db`` files in the same directory whose names are close.
+    """
+    path = sqlite_path(url)
+    if path is None or path.startswith("file:") or url == data_dir_url():
+        return
+    file = Path(path)
+    if file.exists():
+        return
+    prepare_location(url)  # a missing directory: its own, more precise message
+    close = _close_registries(file)
+    if close:
+        hint = f" Did you mean {', '.join(repr(str(c)) for c in close)}?"
+    else:
+        others = sorted(p.name for p in _registry_files(file.parent))
+        hint = (
+            f" {file.parent} holds {_listed(others)}."
+            if others
+            else f" {file.parent} holds no *.db file."
+        )
+    create = (
+        create_with or "a command that writes (spade-envs register FILE, spade-envs import PATH)"
+    )
+    raise RegistryLocationError(
+        f"There is no registry at {file}: the file does not exist.{hint} Check {ENV_VAR} "
+        f"(or the path you gave); to start a new registry there, run {create}. A missing "
+        "file is not created by a command that only reads, so a typo does not show an "
+        "empty registry."
+    )
+
+
+def _registry_files(directory: Path) -> list[Path]:
+    """The ``*.db`` files of ``directory`` (none when it cannot be read)."""
+    try:
+        return [p for p in directory.glob("*.db") if p.is_file()]
+    except OSError:
+        return []
+
+
+def _close_registries(file: Path) -> list[Path]:
+    """Existing files beside ``file`` whose names are close to its name, closest first:
+    the ``*.db`` files, and those with ``file``'s own suffix (``reg.sqlite``)."""
+    from ..error import close_matches
+
+    candidates = {p.name: p for p in _registry_files(file.parent)}
+    if file.suffix and file.suffix != ".db":
+        try:
+            candidates.update(
+                (p.name, p) for p in file.parent.glob(f"*{file.suffix}") if p.is_file()
+            )
+        except OSError:
+            pass
+    return [candidates[name] for name in close_matches(file.name, candidates)]
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"

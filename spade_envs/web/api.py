@@ -294,8 +294,12 @@ def _unproven(record: Any) -> str:
     summary="One environment version",
     description="Metadata, source, play statistics per checkpoint, validation reports, "
     "lineage (parents, children, grounding document) and the nearest versions by embedding. "
-    "slug is Name-vN, as in the HTML page /env/Name-vN.",
+    "slug is Name-vN, as in the HTML page /env/Name-vN; the ID itself works too "
+    "(/api/v1/envs/spade/Name-vN).",
 )
+# The ID as printed everywhere else (spade/Name-vN) has a slash: a route of its own, the
+# same answer, so copying an ID from the CLI or gym.make into the address just works.
+@router.get("/envs/spade/{slug}", include_in_schema=False)
 def get_env(slug: str, request: Request, app: Spade) -> EnvDetail:
     """Everything stored about one version (read from the registry, never stale)."""
     Params(query_of(request)).done()
@@ -353,6 +357,7 @@ def get_env(slug: str, request: Request, app: Spade) -> EnvDetail:
     response_class=PlainTextResponse,
     responses={200: {"content": {"text/x-python": {}}, "description": "The Python source."}},
 )
+@router.get("/envs/spade/{slug}/source", include_in_schema=False, response_class=PlainTextResponse)
 def get_source(slug: str, request: Request, app: Spade) -> Response:
     """The source as ``text/x-python`` (shown inline, not as a download)."""
     Params(query_of(request)).done()

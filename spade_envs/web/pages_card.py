@@ -51,6 +51,15 @@ MAX_DIFF_LINES = 5_000
 RELOAD_S = 2
 _SPADE_LICENCE = "Apache-2.0"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: How to install spade-envs when its metadata names no repository: it is not on PyPI,
+#: so ``pip install spade-envs`` fails (or installs someone else's package).
+CLONE_INSTALL = (
+    "pip install -e .   # in a clone of the spade-envs repository (it is not on PyPI); "
+    "or pip install a wheel built from it"
+)
+#: Project-URL labels (pyproject's ``[project.urls]``) that name the code's repository.
+_REPOSITORY_LABELS = ("repository", "source", "source code", "code")
+_PLAIN_URL = re.compile(r"https://[A-Za-z0-9._~/:@%+-]+")
 
 
 def parse_slug(slug: str) -> str:
@@ -205,6 +214,25 @@ def _package_stem(record: Any) -> str:
     return package_name(record).replace("_", "-")
 
 
+@functools.lru_cache(maxsize=1)
+def install_line() -> str:
+    """The shell line that installs spade-envs: from its repository when the installed
+    package's metadata names one (``pip install "git+URL"``), else :data:`CLONE_INSTALL`."""
+    import importlib.metadata
+
+    try:
+        urls = importlib.metadata.metadata("spade-envs").get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        urls = []
+    for entry in urls:
+        label, _, url = str(entry).partition(",")
+        url = url.strip()
+        # Only a plain https address goes into the copyable shell line (no quotes, spaces).
+        if label.strip().lower() in _REPOSITORY_LABELS and _PLAIN_URL.fullmatch(url):
+            return f'pip install "git+{url}"'
+    return CLONE_INSTALL
+
+
 def _snippet(record: Any, knobs: dict[str, Any]) -> dict[str, Any]:
     ident = record.id
     make = f"gym.make({json.dumps(ident)})"
@@ -221,7 +249,7 @@ def _snippet(record: Any, knobs: dict[str, Any]) -> dict[str, Any]:
     seed = _is_seed(record)
     package = package_name(record)
     return {
-        "install": "pip install spade-envs",
+        "install": install_line(),
         "python": "\n".join(lines),
         "seed": seed,
         "package": package,

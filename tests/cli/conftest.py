@@ -28,12 +28,18 @@ def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
     from spade_envs.registry import Registry
 
     monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
-    monkeypatch.setattr("spade_envs.cli.registry.open_registry", lambda: Registry())
+    monkeypatch.setattr("spade_envs.cli.registry.open_registry", lambda **_: Registry())
     return CliRunner()
 
 
 @pytest.fixture
 def seeded_runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
-    """A CliRunner on a fresh registry in ``tmp_path``, opened as the CLI opens it."""
-    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    """A CliRunner on a fresh registry in ``tmp_path``, opened as the CLI opens it (the
+    file exists, as `spade-envs init` leaves it, but was never given the seeds: the
+    CLI's first open gives them)."""
+    from spade_envs.registry import Registry
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", url)
+    Registry(url).close()
     return CliRunner()

@@ -72,3 +72,18 @@ def test_list_seeds_suggests_a_close_skill():
         "Error: Invalid value for '--skill': Unknown skill 'logik'. Did you mean 'logic'? "
         "Use one of math, logic, code, planning, science, pattern.\n"
     )
+
+
+def test_validate_headlines_a_syntax_error_with_its_line_and_message(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("from spade_envs import TextEnv\n\nclass Broken(TextEnv:\n    pass\n")
+    result = CliRunner().invoke(main, ["validate", str(path), "--budget", "fast"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert lines[:3] == [
+        f"{path}: REJECTED: syntax error at line 3, column 21: invalid syntax",
+        "    class Broken(TextEnv:",
+        "                        ^",
+    ]
+    assert "(no environment class)" not in result.output
+    assert lines[3].split()[:2] == ["FAIL", "syntax"]  # the checks follow, as before

@@ -147,10 +147,109 @@ def test_an_unknown_id_is_a_runtime_error_with_registered_matches(runner, tmp_pa
 
 def test_a_registry_url_from_the_environment_may_be_a_plain_path(tmp_path, monkeypatch):
     monkeypatch.setenv("SPADE_REGISTRY_URL", str(tmp_path / "plain.db"))
+    made = CliRunner().invoke(main, ["init"])
+    assert made.exit_code == 0, made.output
+    assert made.output.startswith(f"Created the registry at sqlite:///{tmp_path / 'plain.db'}")
     result = CliRunner().invoke(main, ["stats"])
     assert result.exit_code == 0, result.output
     assert f"sqlite:///{tmp_path / 'plain.db'}" in result.output
     assert (tmp_path / "plain.db").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list"],
+        ["show", "spade/NumberGuess-v1"],
+        ["stats"],
+        ["search", "maze", "--embedder", "hashing"],
+        ["export", "out.jsonl"],
+        ["retire", "spade/NumberGuess-v1"],
+        ["revalidate", "spade/NumberGuess-v1"],
+        ["play", "spade/NumberGuess-v1", "--auto", "solution"],
+        ["play", "OrbitGuess", "--auto", "solution"],  # a registered name, not a seed's
+        ["evaluate", "--suite", "seeds"],
+    ],
+    ids=lambda args: " ".join(args[:2]),
+)
+def test_reading_a_registry_file_that_does_not_exist_is_an_error_naming_close_ones(
+    args, tmp_path, monkeypatch
+):
+    from spade_envs.registry import Registry
+
+    Registry(tmp_path / "registry.db").close()
+    Registry(tmp_path / "other.db").close()
+    typo = tmp_path / "registy.db"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{typo}")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"Error: There is no registry at {typo}: the file does not exist. Did you mean "
+        f"'{tmp_path / 'registry.db'}'? Check SPADE_REGISTRY_URL"
+    )
+    assert f"run `spade-envs init {typo}`" in result.stderr
+    assert not typo.exists()  # nothing was created in its place
+
+
+def test_a_missing_registry_without_close_files_lists_what_the_directory_holds(
+    tmp_path, monkeypatch
+):
+    from spade_envs.registry import Registry
+    from spade_envs.registry.urls import RegistryLocationError, require_existing
+
+    monkeypatch.setenv("SPADE_REGISTRY_URL", str(tmp_path / "corpus.db"))
+    with pytest.raises(RegistryLocationError, match=rf"{tmp_path} holds no \*\.db file\."):
+        require_existing(f"sqlite:///{tmp_path / 'corpus.db'}")
+    Registry(tmp_path / "zzz.db").close()
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 1
+    assert f"the file does not exist. {tmp_path} holds zzz.db. Check" in result.stderr
+
+
+def test_serve_refuses_a_registry_file_that_does_not_exist(tmp_path, monkeypatch):
+    from spade_envs.registry import Registry
+
+    monkeypatch.delenv("SPADE_REGISTRY_URL", raising=False)
+    Registry(tmp_path / "registry.db").close()
+    result = CliRunner().invoke(
+        main, ["serve", "--port", "0", "--registry", f"sqlite:///{tmp_path / 'registy.db'}"]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(
+        f"Error: There is no registry at {tmp_path / 'registy.db'}: the file does not exist. "
+        f"Did you mean '{tmp_path / 'registry.db'}'?"
+    )
+    assert not (tmp_path / "registy.db").exists()
+
+
+def test_writing_commands_init_and_the_default_location_create_a_registry(tmp_path, monkeypatch):
+    path = tmp_path / "new.db"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", str(path))
+    made = CliRunner().invoke(main, ["init"])
+    assert made.exit_code == 0, made.output
+    assert made.output.startswith(f"Created the registry at sqlite:///{path} with ")
+    again = CliRunner().invoke(main, ["init"])
+    assert again.output.startswith(f"The registry at sqlite:///{path} exists: ")
+    other = tmp_path / "other.db"
+    named = CliRunner().invoke(main, ["init", str(other)])
+    assert named.exit_code == 0 and other.is_file()
+    assert f"export SPADE_REGISTRY_URL={other}" in named.output
+    # register writes: it creates a registry that does not exist yet
+    third = tmp_path / "third.db"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", str(third))
+    source = tmp_path / "orbit.py"
+    source.write_text(ORBIT)
+    registered = CliRunner().invoke(main, ["register", str(source), "--budget", "fast"])
+    assert registered.exit_code == 0, registered.output
+    assert "registered spade/OrbitGuess-v1" in registered.output and third.is_file()
+    # the per-user default is created on first use, by reading commands too
+    monkeypatch.delenv("SPADE_REGISTRY_URL")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    listed = CliRunner().invoke(main, ["list", "--limit", "1"])
+    assert listed.exit_code == 0, listed.output
+    assert (tmp_path / "data" / "spade-envs" / "registry.db").is_file()
 
 
 def test_a_registry_in_a_missing_directory_is_an_error_not_created(tmp_path, monkeypatch):

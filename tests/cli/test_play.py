@@ -179,3 +179,21 @@ def test_play_a_registered_game_seat(runner):
     )
     assert result.exit_code == 0, result.output
     assert "[sandboxed:" in result.output and "WON" in result.output
+
+
+def test_play_without_a_seed_prints_the_seed_it_drew_and_that_seed_replays_it():
+    import re
+
+    first = run("play", "NumberGuess", "--auto", "random")
+    assert first.exit_code == 0, first.output
+    header, *episode = first.output.splitlines()
+    found = re.fullmatch(
+        r"== NumberGuess \(seed (\d+), drawn at random: --seed \1 replays it\), 8 turns at most",
+        header,
+    )
+    assert found, header
+    again = run("play", "NumberGuess", "--auto", "random", "--seed", found.group(1))
+    assert again.output.splitlines() == [
+        f"== NumberGuess (seed {found.group(1)}), 8 turns at most",
+        *episode,
+    ]

@@ -3,6 +3,7 @@ through Click's runner, each on a fresh registry."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from spade_envs.cli import main
@@ -288,3 +289,94 @@ def test_revalidate_clears_a_quarantine_that_passes(runner):
     registry.close()
     nothing = runner.invoke(main, ["revalidate", "--status", "quarantined"])
     assert nothing.exit_code == 2 and "Name versions to validate" in nothing.output
+
+
+def test_list_limit_says_how_many_matched_in_all(runner):
+    _fill("NumberGuess", "Nim", "Mastermind", "CodeTrace").retire("spade/CodeTrace-v1")
+    cut = runner.invoke(main, ["list", "--limit", "2"])
+    assert cut.exit_code == 0, cut.output
+    assert len(cut.output.splitlines()) == 3  # two versions and the count
+    assert cut.output.endswith(
+        "2 of 3 environment version(s) (--limit 3 lists them all) "
+        "(1 retired version(s) hidden: --all lists them)\n"
+    )
+    assert runner.invoke(main, ["list", "--limit", "3"]).output.endswith(
+        "3 environment version(s) (1 retired version(s) hidden: --all lists them)\n"
+    )
+    every = runner.invoke(main, ["list", "--limit", "1", "--all"])
+    assert every.output.endswith("1 of 4 environment version(s) (--limit 4 lists them all)\n")
+    math = runner.invoke(main, ["list", "--limit", "1", "--skill", "math"])
+    assert math.output.endswith("1 of 2 environment version(s) (--limit 2 lists them all)\n")
+    as_json = runner.invoke(main, ["list", "--limit", "2", "--json"])
+    assert len(as_json.stdout.splitlines()) == 2
+    assert as_json.stderr == (
+        "2 of 3 matching version(s) listed (--limit 3 lists them all)\n"
+        "1 retired version(s) not listed (--all lists them)\n"
+    )
+
+
+def test_show_prints_the_latest_validation_report_and_play_statistics(runner):
+    import datetime as dt
+
+    from spade_envs import describe, seed_class
+    from spade_envs.registry import Registry
+    from spade_envs.validation.report import CheckResult, ValidationReport
+
+    def report(passed):
+        checks = [
+            CheckResult("syntax", True),
+            CheckResult("solution", passed, "" if passed else "the solution lost on seed 3"),
+            CheckResult("hint_effect", False, "needs a model to measure", skipped=True),
+        ]
+        return ValidationReport(passed, checks, env_name="OrbitGuess", budget="fast")
+
+    registry = Registry()
+    meta = dataclasses.replace(describe(seed_class("NumberGuess")), name="OrbitGuess")
+    env = registry.register(ORBIT, meta, status="validated", report=report(False)).id
+    registry.add_validation(env, report(True))
+    registry.record_play_stats(
+        env,
+        "ckpt-7",
+        plays_with_hint=8,
+        plays_without_hint=8,
+        mean_return_with_hint=0.75,
+        mean_return_without_hint=0.25,
+        win_rate=0.25,
+    )
+    registry.register(seed_source("Nim"), describe(seed_class("Nim")), status="validated")
+    rejected = ORBIT.replace("Each turn", "Every turn")
+    bad = registry.register(rejected, meta, status="rejected", report=report(False)).id
+    registry.close()
+
+    shown = runner.invoke(main, ["show", env])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    today = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    [latest] = [line for line in lines if line.startswith(" validation: ")]
+    assert latest.startswith(
+        " validation: latest report passed (budget fast, validator 1.0, 0.0 s, " + today
+    )
+    assert "     checks: 2 passed, 0 failed, 1 skipped" in lines
+    assert "             skip hint_effect: needs a model to measure" in lines
+    [earlier] = [line for line in lines if line.startswith("    earlier: ")]
+    assert earlier.startswith("    earlier: FAILED (budget fast")
+    assert (
+        "     played: ckpt-7: hint gain +0.50, win rate 0.25, mean return 0.75 with the hint, "
+        "0.25 without (8 plays without hint, 8 with)"
+    ) in lines
+
+    seed = runner.invoke(main, ["show", "spade/Nim-v1"]).output.splitlines()
+    assert (
+        " validation: no report stored (a packaged seed: spade-envs' own test suite validates "
+        "every seed); "
+        "`spade-envs revalidate spade/Nim-v1` validates it and stores the report"
+    ) in seed
+    assert (
+        "     played: no play statistics stored (`spade-envs regret spade/Nim-v1` plays it "
+        "with and without the hint and stores them)"
+    ) in seed
+
+    why = runner.invoke(main, ["show", bad]).output.splitlines()
+    assert "   rejected: solution: the solution lost on seed 3" in why
+    assert "     checks: 1 passed, 1 failed, 1 skipped" in why
+    assert not [line for line in why if "FAIL solution" in line]  # said once, as the reason

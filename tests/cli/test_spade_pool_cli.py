@@ -30,7 +30,8 @@ def test_import_show_export_and_import_again(runner, tmp_path, monkeypatch):
     guess = runner.invoke(main, ["show", "spade/HighLowEnv-v1"]).output
     assert "spade skill: Mathematical Reasoning (game_00002_000_mathematical_reasoning.py)" in guess
     assert "spade stats: actor win rate 0.50, regret +0.25" in guess
-    assert "rejected:" not in guess and "played" not in guess  # SPADE's are not our plays
+    assert "rejected:" not in guess  # SPADE's statistics are not this registry's plays:
+    assert "     played: no play statistics stored" in guess
 
     out = tmp_path / "exported"
     exported = runner.invoke(

@@ -21,7 +21,12 @@ registry = suite_fixtures.registry
 
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
-    monkeypatch.setenv("SPADE_REGISTRY_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    """A CliRunner on a new, empty registry (reading commands refuse a missing file)."""
+    from spade_envs.registry import Registry
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    monkeypatch.setenv("SPADE_REGISTRY_URL", url)
+    Registry(url).close()
     return CliRunner()
 
 

@@ -66,6 +66,20 @@ def test_list_filters_and_retire(registry_url):
     registry.close()
 
 
+def test_count_takes_the_filters_of_list(registry_url):
+    registry = Registry(registry_url)
+    for name in ("NumberGuess", "Mastermind", "Nim"):
+        registry.register(seed_source(name), meta(name), status="validated")
+    registry.retire("spade/Nim-v1")
+    assert registry.count() == 3  # every version, retired ones too, as before
+    assert registry.count(include_retired=False) == len(registry.list()) == 2
+    assert registry.count(skill="math") == 2
+    assert registry.count(skill="math", include_retired=False) == 1
+    assert registry.count(status="retired", include_retired=False) == 1
+    assert registry.count(kind="game", status="validated") == 0
+    registry.close()
+
+
 def test_retired_versions_are_hidden_from_list_unless_asked(registry_url):
     registry = Registry(registry_url)
     for name in ("NumberGuess", "Nim"):

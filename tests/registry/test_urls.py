@@ -4,6 +4,7 @@ per-user data directory is created), and PostgreSQL without psycopg names the ex
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -80,6 +81,34 @@ def test_a_missing_directory_is_an_error_and_is_not_created(given, tmp_path, mon
         Registry()
     assert not (tmp_path / "typo").exists()
     assert issubclass(RegistryLocationError, SpadeError)
+
+
+def test_a_registry_that_is_only_read_must_exist_and_close_names_are_suggested(home, tmp_path):
+    from spade_envs.registry.urls import data_dir_url, require_existing
+
+    Registry(tmp_path / "registry.db").close()
+    (tmp_path / "notes.txt").write_text("x")
+    typo = tmp_path / "registy.db"
+    close = re.escape(str(tmp_path / "registry.db"))
+    with pytest.raises(
+        RegistryLocationError,
+        match=rf"^There is no registry at {re.escape(str(typo))}: the file does not exist\. "
+        rf"Did you mean '{close}'\? Check SPADE_REGISTRY_URL .*run spade-envs init\.",
+    ):
+        require_existing(resolve_url(typo), create_with="spade-envs init")
+    assert not typo.exists()
+    require_existing(resolve_url(tmp_path / "registry.db"))  # it exists: no error
+    # Suffixes other than .db are compared with files of their own suffix.
+    (tmp_path / "corpus.sqlite").write_bytes(b"")
+    with pytest.raises(RegistryLocationError, match=r"Did you mean '.*corpus\.sqlite'\?"):
+        require_existing(resolve_url(tmp_path / "corpsu.sqlite"))
+    # A missing directory keeps its own message.
+    with pytest.raises(RegistryLocationError, match=r"the directory .*typo does not exist"):
+        require_existing(resolve_url(tmp_path / "typo" / "reg.db"))
+    # The per-user default is created on first use; servers and memory are not files.
+    require_existing(data_dir_url())
+    require_existing("postgresql+psycopg://u@h/db")
+    require_existing("sqlite:///:memory:")
 
 
 def test_a_file_where_the_directory_should_be_is_an_error(tmp_path):

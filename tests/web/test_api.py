@@ -239,6 +239,20 @@ def test_an_unknown_version_is_404_with_close_matches(api):
         api.get("/api/v1/nothing")
 
 
+def test_the_id_as_printed_elsewhere_works_too_and_a_miss_suggests(api, server):
+    # spade/Name-vN is how the CLI, gym.make and the list print an ID: the same answer.
+    assert api.get("/api/v1/envs/spade/NumberGuess-v1") == api.get("/api/v1/envs/NumberGuess-v1")
+    status, headers, body = api.raw("GET", "/api/v1/envs/spade/NumberGuess-v1/source")
+    assert status == 200 and headers["Content-Type"].startswith("text/x-python")
+    assert b"class NumberGuess(" in body
+    with pytest.raises(ApiError, match=r"404: 'NumberGues' is not in this registry\. Did you mean "
+                       r"'NumberGuess', 'NumberGuessHarder'\?"):  # fmt: skip
+        api.get("/api/v1/envs/spade/NumberGues-v1")
+    with pytest.raises(ApiError, match=r"404: 'spade/NumberGuess-v9' .*Did you mean "
+                       r"'spade/NumberGuess-v1'\?"):  # fmt: skip
+        api.get("/api/v1/envs/spade/NumberGuess-v9/source")
+
+
 # ----- export ---------------------------------------------------------------------------------
 def test_export_streams_the_filtered_versions(api, server):
     status, headers, body = api.raw("GET", "/api/v1/export?format=jsonl&status=validated")
