@@ -106,10 +106,12 @@ class ValidationReport:
         """A human-readable table of every check."""
         verdict = {"validated": "VALID", "unvalidated": "UNPROVEN"}.get(self.verdict(), "REJECTED")
         dialect = "" if self.dialect == "native" else f" dialect={self.dialect}"
-        lines = [
-            f"{verdict}: {self.env_name or '(no environment class)'} "
-            f"[{self.kind or '?'}] budget={self.budget}{dialect}"
-        ]
+        # Without a class name the first failure says why (a syntax error, no class).
+        syntax = next((c for c in self.failures if c.name == "syntax"), None)
+        name = self.env_name or (
+            f"(syntax error: {syntax.reason})" if syntax else "(no environment class)"
+        )
+        lines = [f"{verdict}: {name} [{self.kind or '?'}] budget={self.budget}{dialect}"]
         if self.unproven and not self.failures:
             lines.append(f"  unproven: {self.unproven}")
         for c in self.checks:

@@ -57,6 +57,12 @@ def test_failures_become_feedback_lines_for_the_designer(validator):
     assert re.match(r"- fresh_play: seed \d+", report.feedback())
 
 
+def test_the_summary_headlines_a_syntax_error_rather_than_a_missing_class(validator):
+    headline = validator.validate("def f(:\n").summary().splitlines()[0]
+    assert headline.startswith("REJECTED: (syntax error: line 1: ") and "class" not in headline
+    assert "(no environment class)" in validator.validate("x = 1\n").summary()
+
+
 HANGS_ON_BLANK = textwrap.dedent("""
     from spade_envs import TextEnv, boxed
 
