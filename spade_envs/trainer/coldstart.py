@@ -336,7 +336,7 @@ def run_cold_start(
         ColdStartError: No training environment gave a winning transcript.
     """
     started = time.perf_counter()
-    say = log or (lambda _line: None)
+    say = log or _silent
     cfg = config.cold_start
     report = ColdStartReport()
     root = Path(parts.checkpoints) / COLD_START_DIR
@@ -362,6 +362,10 @@ def run_cold_start(
     report.seconds = time.perf_counter() - started
     say(report.line())
     return report
+
+
+def _silent(_line: str) -> None:
+    """The log of a run that shows nothing."""
 
 
 def _transcript_samples(
@@ -399,7 +403,7 @@ def _transcript_samples(
         ):
             report.skipped[target.env_id] = "no reference solution won"
     if cfg.hinted_plays:
-        hinted = _hinted_wins(config, parts, targets, rollout)
+        hinted = _hinted_wins(config, parts, targets, rollout, shown=say is not _silent)
         report.hinted_wins = len(hinted)
         winners += hinted
     if not winners:
@@ -463,9 +467,13 @@ def _rollout_config(config: Any) -> Any:
     return RolloutConfig(**values, seed=config.seed, env_seed=0, audit_share=None)
 
 
-def _hinted_wins(config: Any, parts: Any, targets: list[Any], rollout: Any) -> list[Any]:
-    """The model's own hinted plays that won (rejection sampling)."""
+def _hinted_wins(
+    config: Any, parts: Any, targets: list[Any], rollout: Any, shown: bool
+) -> list[Any]:
+    """The model's own hinted plays that won (rejection sampling); ``shown``: their
+    progress is shown as they finish."""
     from ..agent import RolloutEngine, matched_specs
+    from ..progress import Progress
 
     specs = matched_specs(
         [t for t in targets if t.has_hint],
@@ -474,7 +482,10 @@ def _hinted_wins(config: Any, parts: Any, targets: list[Any], rollout: Any) -> l
         env_seed=rollout.env_seed,
     )
     engine = RolloutEngine(parts.generator, rollout, registry=parts.view)
-    return [e for e in engine.run(specs, targets) if e.won and not e.failed]
+    label = "cold start: hinted plays"
+    with Progress(label, len(specs), unit="episodes", interval=60 if shown else 0) as bar:
+        played = engine.run(specs, targets, progress=bar.tick)
+    return [e for e in played if e.won and not e.failed]
 
 
 def _resume(root: Path, learner: Any) -> int:

@@ -61,6 +61,7 @@ from typing import Any
 
 from ..error import SpadeError, suggest
 from ..generator.outcomes import AttemptStage
+from ..progress import Progress
 from . import distributed
 from .checkpoint import (
     Checkpoint,
@@ -274,6 +275,12 @@ class SelfPlayTrainer:
         skills = [cfg.skill or rng.choice(SKILLS) for _ in documents]
         mine = self.dist.shard(list(range(len(documents))))
         attempts: list[Any] = []
+        shown = Progress(
+            self._tag(k, "design"),
+            len(mine) * cfg.envs_per_document,
+            unit="attempts",
+            interval=60 if self._log is not None and self.dist.is_main else 0,
+        )
         # One designer run per skill: its documents in order, each envs_per_document times.
         for skill in sorted({skills[i] for i in mine}, key=SKILLS.index):
             chosen = [documents[i] for i in mine if skills[i] == skill]
@@ -300,7 +307,8 @@ class SelfPlayTrainer:
             designer = Designer(
                 parts.generator, parts.view, parts.memory, feed, config, validator=parts.validator
             )
-            attempts.extend(designer.run().attempts)
+            attempts.extend(designer.run(progress=shown.tick).attempts)
+        shown.close()
         everyone = distributed.all_gather_objects(attempts)
         attempts = [a for part in everyone for a in part]
         seconds = time.perf_counter() - started
@@ -347,9 +355,10 @@ class SelfPlayTrainer:
         return RolloutConfig(**values)
 
     def _run_plays(
-        self, env_ids: Sequence[str], plays: int, hint: bool | None, config: Any
+        self, env_ids: Sequence[str], plays: int, hint: bool | None, config: Any, label: str
     ) -> tuple[list[Any], Any]:
-        """This rank's plays of ``env_ids`` and the rollout's stats (None: no plays here)."""
+        """This rank's plays of ``env_ids`` and the rollout's stats (None: no plays here);
+        rank 0 shows its plays' progress as they finish."""
         from ..agent import RolloutEngine, matched_specs, resolve_envs
 
         mine = self.dist.shard(list(env_ids))
@@ -359,14 +368,18 @@ class SelfPlayTrainer:
         targets = resolve_envs(mine, view)
         specs = matched_specs(targets, plays, hint=hint, env_seed=config.env_seed)
         engine = RolloutEngine(self.parts.generator, config, registry=view)
-        return engine.run(specs, targets), engine.stats
+        if self._log is None or not self.dist.is_main:
+            return engine.run(specs, targets), engine.stats
+        share = " (this rank's share)" if self.dist.world_size > 1 else ""
+        with Progress(label + share, len(specs), unit="episodes") as shown:
+            return engine.run(specs, targets, progress=shown.tick), engine.stats
 
     def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:
         from ..agent import regret_rows
 
         started = time.perf_counter()
         episodes, stats = self._run_plays(
-            env_ids, self.config.agent.plays, None, self._rollout_config(k)
+            env_ids, self.config.agent.plays, None, self._rollout_config(k), self._tag(k, "play")
         )
         rows = regret_rows(
             episodes,
@@ -460,7 +473,9 @@ class SelfPlayTrainer:
             max_tokens=cfg.max_tokens,
         )
         envs = self._eval_ids()
-        episodes, _stats = self._run_plays(envs, cfg.plays, False, config)
+        episodes, _stats = self._run_plays(
+            envs, cfg.plays, False, config, self._tag(k, "evaluation")
+        )
         parts = distributed.all_gather_objects(eval_summary(episodes))
         out = merge_eval(parts, time.perf_counter() - started)
         out["eval_ceiling"] = self._ceiling(envs, config)
@@ -612,6 +627,9 @@ class SelfPlayTrainer:
             self._parts.close()
 
     # ============================================================ small helpers
+    def _tag(self, k: int, text: str) -> str:
+        return f"[iter {k}/{self.config.iterations}] {text}"
+
     def _say(self, k: int, text: str) -> None:
         if self._log is not None:
-            self._log(f"[iter {k}/{self.config.iterations}] {text}")
+            self._log(self._tag(k, text))
