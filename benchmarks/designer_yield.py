@@ -8,7 +8,13 @@ per condition: how many replies were generated, parsed, valid, novel and registe
 the parse failures (replies that do not parse into the holes' keys and types: no JSON,
 unclosed, wrong keys or types, out of bounds, truncated) apart from fillings that parse
 but break a relation between holes, the share registered (the yield), those counts per
-minute of wall time, and the rejection reasons by kind. Then the cost of constrained
+minute of wall time, and the rejection reasons by kind. The baseline of the replies per
+minute is the model's raw generation rate, measured in the same run: one batch of
+``--batch-size`` replies to a short fixed prompt under the same token budget and
+temperature, nothing else (no designer prompt, no parsing, no validation); the ratio
+(generated replies per minute over raw replies per minute) is the share of the model's
+raw speed that the designer keeps, its own cost and its long prompts' prefill being the
+rest. Then the cost of constrained
 decoding: the model's time per decoding step (one token for every row of a batch) with
 and without the schema, and the part of it spent computing the grammar's masks. The
 model is loaded once. Whole-module modes write long replies and are slow on a CPU, so
@@ -82,6 +88,22 @@ def measure_decoding() -> tuple[Timer, Timer]:
     return steps, masks
 
 
+def raw_rate(
+    model: Any, max_tokens: int, batch_size: int, temperature: float, seed: int
+) -> tuple[float, float]:
+    """The baseline: (replies per minute, mean tokens per reply) of one plain ``generate``
+    of ``batch_size`` replies to a short prompt under the same budget and temperature."""
+    from spade_envs.llm import SamplingParams
+
+    prompt = [{"role": "user", "content": "Write a long, detailed story about a robot."}]
+    params = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    model.generate([prompt], SamplingParams(max_tokens=2))  # warm-up
+    started = time.perf_counter()
+    replies = model.generate([prompt] * batch_size, params)
+    minutes = (time.perf_counter() - started) / 60
+    return batch_size / minutes, sum(len(r.token_ids) for r in replies) / batch_size
+
+
 def parse_failures(report: Any) -> tuple[int, int]:
     """(replies that did not parse into a filling, fillings refused for a relation only)."""
     from spade_envs.generator.outcomes import DesignerFailure
@@ -140,6 +162,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     decodings = [d for d in args.decoding.split(",") if d]
     if not set(decodings) <= {"free", "schema"}:
         parser.error(f"--decoding takes free and/or schema, got {args.decoding!r}")
+    budgets = {args.scaffold_tokens if m == "scaffold" else args.max_tokens for m in modes}
+    raw = {
+        budget: raw_rate(model, budget, args.batch_size, args.temperature, args.seed)
+        for budget in sorted(budgets)
+    }
+    for budget, (per_minute, tokens) in raw.items():
+        print(
+            f"raw generation, {budget} tokens: {per_minute:.1f} replies per minute "
+            f"({tokens:.0f} tokens each)",
+            flush=True,
+        )
     with tempfile.TemporaryDirectory() as tmp, Validator("fast", pool_size=2) as validator:
         for mode in modes:
             scaffold = mode == "scaffold"
@@ -180,20 +213,22 @@ def main(argv: Sequence[str] | None = None) -> None:
                         masks.seconds - before[2],
                         masks.calls - before[3],
                     )
-                    rows.append((mode, decoding, repair, report, spent))
+                    rows.append((mode, decoding, repair, report, spent, raw[config.max_tokens][0]))
                     print(report.table(top=5), flush=True)
                     registry.close()
     model.close()
     summary(rows)
 
 
-def summary(rows: list[tuple[str, str, int, Any, tuple[float, int, float, int]]]) -> None:
+def summary(rows: list[tuple[str, str, int, Any, tuple[float, int, float, int], float]]) -> None:
+    """The tables; ``vs raw`` is generated replies per minute over the raw generation rate
+    of the same budget (the last item of a row)."""
     print()
     print(
         "mode      decoding repair  attempts generated parsed unparsed relation valid novel "
-        "registered  yield  per minute (gen / valid / registered)"
+        "registered  yield  per minute (gen / valid / registered)  gen vs raw"
     )
-    for mode, decoding, repair, report, _ in rows:
+    for mode, decoding, repair, report, _, raw in rows:
         c, minutes = report.counts, report.seconds / 60
         n = len(report.attempts)
         unparsed, relation = parse_failures(report)
@@ -202,13 +237,13 @@ def summary(rows: list[tuple[str, str, int, Any, tuple[float, int, float, int]]]
             f"{unparsed:>8} {relation:>8} {c['valid']:>5} {c['novel']:>5} {c['registered']:>10}  "
             f"{c['registered'] / n:5.1%}  {c['generated'] / minutes:6.1f} / "
             f"{c['valid'] / minutes:.2f} / {c['registered'] / minutes:.2f}  "
-            f"({report.seconds:.0f} s)"
+            f"({report.seconds:.0f} s)  {c['generated'] / minutes / raw:.2f}x of {raw:.1f}"
         )
     print()
     print("rejections by kind (attempts)")
-    kinds = sorted({k for *_, r, _ in rows for k, v in r.failures.items() if v})
+    kinds = sorted({k for *_, r, _, _ in rows for k, v in r.failures.items() if v})
     print(f"{'mode':<9} {'decoding':<8} {'repair':>6}  " + " ".join(f"{k:>13}" for k in kinds))
-    for mode, decoding, repair, report, _ in rows:
+    for mode, decoding, repair, report, _, _ in rows:
         failures = Counter(report.failures)
         print(
             f"{mode:<9} {decoding:<8} {repair:>6}  " + " ".join(f"{failures[k]:>13}" for k in kinds)
@@ -223,7 +258,7 @@ def summary(rows: list[tuple[str, str, int, Any, tuple[float, int, float, int]]]
         f"{'ms/step':>8} {'mask ms/step':>12}"
     )
     per_step: dict[str, list[float]] = {}
-    for mode, decoding, repair, _, (seconds, count, mask_seconds, mask_calls) in rows:
+    for mode, decoding, repair, _, (seconds, count, mask_seconds, mask_calls), _ in rows:
         if not count:
             continue
         ms = 1000 * seconds / count

@@ -413,11 +413,12 @@ def main() -> None:
             "list: deep pages (middle, last)": [f"/envs?page={pages // 2}", f"/envs?page={pages}"],
             "list: filter + sort (skill, kind/status, name)": [
                 "/envs?skill=logic&sort=hint_gain",
-                "/envs?kind=tool&status=validated&sort=novelty&page=50",
+                f"/envs?kind=tool&status=validated&sort=novelty&page={max(1, pages // 40)}",
                 f"/envs?sort=name&page={pages * 3 // 4}",
             ],
             "list: hint-gain range, deep page": [
-                "/envs?hint_gain_min=0.2&hint_gain_max=0.4&sort=hint_gain&page=100",
+                "/envs?hint_gain_min=0.2&hint_gain_max=0.4&sort=hint_gain"
+                f"&page={max(1, pages // 20)}",
             ],
             # Every full-text query is new (searches over the whole corpus are cached per
             # catalog snapshot, which the next row measures).
