@@ -47,6 +47,7 @@ EXPORT_FORMATS = ("jsonl", "parquet", "package", "spade-pool", "verifiers")
 @click.option("--skill", help="Only versions of this skill family (math, logic, ...).")
 @click.option("--kind", type=SuggestChoice(KINDS, "kind"), help="Only text, tool or game ones.")
 @click.option("--origin", type=SuggestChoice(ORIGINS, "origin"), help="Only this origin.")
+@click.option("--suite", help="Only versions imported from this suite (rlve, reasoning-gym, ...).")
 @click.option(
     "--id",
     "ids",
@@ -61,9 +62,14 @@ def export(
     skill: str | None,
     kind: str | None,
     origin: str | None,
+    suite: str | None,
     ids: tuple[str, ...],
 ) -> None:
     """Export registered versions (code and metadata) to OUT.
+
+    JSONL and Parquet exports carry each version's origin, lineage, status and play
+    statistics; an import keeps them as provenance (`show` prints it) and decides status
+    and origin itself.
 
     With --format spade-pool, versions the SPADE code's loader could not load
     (multi-agent games, classes not named *Env, spade-envs' own protocol classes) are
@@ -88,6 +94,7 @@ def export(
         skill=skill,
         kind=kind,
         origin=origin,
+        suite=suite,
         ids=list(ids) or None,
         problems=problems,
     )

@@ -307,6 +307,40 @@ def _show_spade_stats(spade: Any) -> None:
         )
 
 
+def _show_provenance(provenance: Any) -> None:
+    """Where an imported version came from, as the file it was imported from said (its
+    registry's ID, origin, status and play statistics; shown, not checked)."""
+    from ..registry.records import one_line
+
+    if not isinstance(provenance, dict) or not provenance:
+        return
+    said = ", ".join(
+        f"{key} {one_line(str(provenance[key]), 60)}"
+        for key in ("origin", "status", "run_id")
+        if provenance.get(key)
+    )
+    text = f"exported as {one_line(str(provenance.get('id') or '?'), 80)}" + (
+        f" ({said})" if said else ""
+    )
+    stats = [s for s in provenance.get("play_stats") or [] if isinstance(s, dict)]
+    if stats:
+        latest = stats[0]
+        try:
+            numbers = (
+                f": latest win rate {float(latest['win_rate']):.2f}, "
+                f"hint gain {float(latest['hint_gain']):+.2f}"
+            )
+        except (KeyError, TypeError, ValueError):
+            numbers = ""
+        text += f"; {len(stats)} play statistics there{numbers}"
+    earlier = provenance.get("earlier")
+    if isinstance(earlier, dict) and earlier.get("id"):
+        text += f"; before that {one_line(str(earlier['id']), 80)}"
+        if earlier.get("origin"):
+            text += f" ({one_line(str(earlier['origin']), 40)})"
+    click.echo(f"{'provenance':>11}: {text} (what the imported file said; not checked)")
+
+
 def _show_plays(stats: list[Any], env_id: str) -> None:
     """The lines of ``show`` with this registry's play statistics, one per checkpoint; a
     version nobody played says so (and how to play it), so a status alone is not read
@@ -430,6 +464,7 @@ def show(env_id: str, code: bool) -> None:
     if verdict_shown:
         _show_verdict(record, reports)
     _show_spade_stats(record.extra.get("spade"))
+    _show_provenance(record.extra.get("provenance"))
     click.echo(f"{'gym.make':>11}: gym.make({record.id!r})")
     _show_plays(registry.play_stats(env_id), record.id)
     _show_validation(record, reports, failures_shown=verdict_shown and record.status == "rejected")

@@ -70,7 +70,9 @@ def check_row(row: Any, where: str) -> Row:
 
     Only what cannot make code trusted is kept: the source, its lineage (``parents``),
     ``model``, ``hint``, ``prompt_sha256``, ``extra``, and ``version`` (for ordering).
-    ``status``, ``kind``, ``skill`` and ``max_turns`` are ignored.
+    ``kind``, ``skill`` and ``max_turns`` are ignored; the exporting registry's ID,
+    origin, status, run and play statistics are kept as provenance only
+    (``extra["provenance"]``).
     """
     if not isinstance(row, dict):
         raise SpadeError(f"{where}: expected an object with at least a 'source' field.")
@@ -106,6 +108,12 @@ def check_row(row: Any, where: str) -> Row:
             f"{where}: the source of {label or 'this row'} does not match its sha256 (it was "
             "changed or corrupted after export); export it again."
         )
+    provenance = _provenance(row, where)
+    if provenance:
+        earlier = extra.get("provenance")
+        if isinstance(earlier, dict):  # it was imported before: keep one step back
+            provenance["earlier"] = {k: v for k, v in earlier.items() if k != "earlier"}
+        extra = {**extra, "provenance": provenance}
     return Row(
         source,
         where=where,
@@ -115,3 +123,44 @@ def check_row(row: Any, where: str) -> Row:
         parents=tuple(parents),
         **texts,
     )
+
+
+#: What an export says about where a version came from, kept by an import as provenance
+#: (``extra["provenance"]``): shown, never trusted (the import decides status and origin).
+PROVENANCE_FIELDS = ("id", "origin", "status", "run_id", "created_at", "model")
+#: The numbers of one play statistics entry kept as provenance.
+_STATS_FIELDS = (
+    "checkpoint", "plays_with_hint", "plays_without_hint", "mean_return_with_hint",
+    "mean_return_without_hint", "win_rate", "hint_gain", "updated_at",
+)  # fmt: skip
+_MAX_STATS = 50
+
+
+def _provenance(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """What the exporting registry said about this version: its ID, origin, status, run
+    and play statistics (strings cut to 200 characters, at most 50 statistics entries of
+    numbers and short strings); empty for a row that says nothing of it."""
+    kept: dict[str, Any] = {
+        k: row[k][:200] for k in PROVENANCE_FIELDS if isinstance(row.get(k), str) and row[k]
+    }
+    stats = row.get("play_stats")
+    if isinstance(stats, str):  # Parquet keeps them as JSON text
+        try:
+            stats = json.loads(stats[:1_000_000])
+        except ValueError:
+            raise SpadeError(f"{where}: play_stats is not JSON.") from None
+    if isinstance(stats, list) and stats:
+        entries = []
+        for entry in stats[:_MAX_STATS]:
+            if not isinstance(entry, dict):
+                continue
+            entries.append(
+                {
+                    k: (v[:200] if isinstance(v, str) else v)
+                    for k, v in entry.items()
+                    if k in _STATS_FIELDS
+                    and (isinstance(v, (int, float, str)) and not isinstance(v, bool))
+                }
+            )
+        kept["play_stats"] = entries
+    return kept

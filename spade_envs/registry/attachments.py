@@ -157,6 +157,28 @@ class Attachments:
             ).all()
             return [play_stats(r, id_) for r in rows]
 
+    def play_stats_of(self, records: Sequence[EnvRecord]) -> dict[str, list[PlayStats]]:
+        """:meth:`play_stats` of many versions in one query (an export reads them a batch
+        at a time); versions never played are left out."""
+        from sqlmodel import Session, select
+
+        from .tables import PlayStatsRow
+
+        ids = {r.key: r.id for r in records}
+        out: dict[str, list[PlayStats]] = {}
+        if not ids:
+            return out
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(PlayStatsRow)
+                .where(PlayStatsRow.environment_id.in_(list(ids)))  # type: ignore[attr-defined]
+                .order_by(PlayStatsRow.updated_at.desc())
+            ).all()
+            for row in rows:
+                env_id = ids[row.environment_id]
+                out.setdefault(env_id, []).append(play_stats(row, env_id))
+        return out
+
     def played(
         self,
         *,

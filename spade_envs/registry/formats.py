@@ -30,6 +30,7 @@ Only the public API of :class:`~spade_envs.registry.Registry` is used.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -149,6 +150,7 @@ def select_records(
     skill: str | None = None,
     kind: str | None = None,
     origin: str | None = None,
+    suite: str | None = None,
     ids: Iterable[str] | None = None,
 ) -> Iterable[EnvRecord]:
     """The registered versions matching every given filter, oldest first.
@@ -163,7 +165,7 @@ def select_records(
         records: Iterable[EnvRecord] = sorted(chosen, key=lambda r: r.key)
     else:
         records = registry.iter_records(status=status)
-    wanted = {"status": status, "skill": skill, "kind": kind, "origin": origin}
+    wanted = {"status": status, "skill": skill, "kind": kind, "origin": origin, "suite": suite}
     return (
         r
         for r in records
@@ -180,6 +182,7 @@ def export_corpus(
     skill: str | None = None,
     kind: str | None = None,
     origin: str | None = None,
+    suite: str | None = None,
     ids: Iterable[str] | None = None,
     problems: list[str] | None = None,
 ) -> int:
@@ -191,7 +194,8 @@ def export_corpus(
             ``spade-pool``, ``verifiers``).
         format: ``"jsonl"``, ``"parquet"``, ``"package"``, ``"spade-pool"`` or
             ``"verifiers"`` (a package that is a verifiers 0.4 environment).
-        status, skill, kind, origin: Only versions with these values.
+        status, skill, kind, origin, suite: Only versions with these values (``suite``:
+            the external suite an import came from, e.g. ``rlve``).
         ids: Only these versions (``spade/<Name>-v<N>``).
         problems: Gets one line per selected version that was not written, and why
             (``spade-pool``: versions SPADE's loader could not load).
@@ -209,31 +213,51 @@ def export_corpus(
         check_package_target(out)  # before reading the registry: fail fast
     elif fmt == "spade-pool":
         check_pool_target(out)
-    if fmt == "jsonl" and all(v is None for v in (skill, kind, origin, ids)):
-        if status is not None and status not in STATUSES:
-            raise SpadeError(f"status must be one of {STATUSES}, got {status!r}.")
-        return registry.export_jsonl(out, status=status)
     # Oldest first, so an import registers the versions of a name in order.
     records = select_records(
-        registry, status=status, skill=skill, kind=kind, origin=origin, ids=ids
+        registry, status=status, skill=skill, kind=kind, origin=origin, suite=suite, ids=ids
     )
     if fmt == "jsonl":
-        return _export_jsonl(records, out)
+        return _export_jsonl(_with_play_stats(registry, records), out)
+    if fmt == "parquet":
+        return export_parquet(records, out, registry=registry)
     if fmt in ("package", "verifiers"):
         return export_package(list(records), out, verifiers=fmt == "verifiers")
-    if fmt == "spade-pool":
-        return export_pool(records, out, problems)
-    return export_parquet(records, out)
+    return export_pool(records, out, problems)
 
 
-def _export_jsonl(records: Iterable[EnvRecord], out: Path) -> int:
-    """What ``Registry.export_jsonl`` writes, for a selection (replaced atomically)."""
+def _with_play_stats(
+    registry: Registry, records: Iterable[EnvRecord]
+) -> Iterable[dict[str, Any]]:
+    """Each record as an export row, with its play statistics (``play_stats``: the
+    registry's numbers, which an import keeps as provenance, never as its own)."""
+    for batch in _batches(records, 1000):
+        stats = registry.play_stats_of(batch)
+        for record in batch:
+            yield export_row(record, stats.get(record.id, []))
+
+
+def export_row(record: EnvRecord, stats: Iterable[Any] = ()) -> dict[str, Any]:
+    """A version as exported: its record, and its play statistics as plain dicts."""
+    row = record.to_dict()
+    row["play_stats"] = [
+        {
+            **{k: v for k, v in dataclasses.asdict(s).items() if k not in ("env_id", "updated_at")},
+            "updated_at": s.updated_at.isoformat() if s.updated_at else None,
+        }
+        for s in stats
+    ]
+    return row
+
+
+def _export_jsonl(rows: Iterable[dict[str, Any]], out: Path) -> int:
+    """Export rows as JSON lines (the file replaced atomically)."""
     tmp = out.with_name(out.name + ".partial")
     written = 0
     try:
         with tmp.open("w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                 written += 1
         tmp.replace(out)
     except BaseException:
@@ -254,8 +278,11 @@ def _pyarrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-def export_parquet(records: Iterable[EnvRecord], out: str | Path) -> int:
-    """Write ``records`` to the Parquet file ``out`` (replaced atomically).
+def export_parquet(
+    records: Iterable[EnvRecord], out: str | Path, *, registry: Registry | None = None
+) -> int:
+    """Write ``records`` to the Parquet file ``out`` (replaced atomically), with their
+    play statistics from ``registry`` when given (a JSON text column, ``play_stats``).
 
     Returns:
         The number of versions written.
@@ -274,7 +301,7 @@ def export_parquet(records: Iterable[EnvRecord], out: str | Path) -> int:
             ("origin", text), ("status", text), ("parents", pa.list_(text)),
             ("document_id", integer), ("model", text), ("run_id", text),
             ("created_at", pa.timestamp("us", tz="UTC")), ("prompt_sha256", text),
-            ("hint", text), ("extra", text),
+            ("hint", text), ("extra", text), ("play_stats", text),
         ],
         metadata={"spade_envs.corpus": "1"},
     )  # fmt: skip
@@ -284,7 +311,9 @@ def export_parquet(records: Iterable[EnvRecord], out: str | Path) -> int:
         with pq.ParquetWriter(tmp, schema) as writer:
             # Row groups of 1,000 versions: memory stays bounded on a large corpus.
             for batch in _batches(records, 1000):
-                writer.write_table(pa.Table.from_pylist([_parquet_row(r) for r in batch], schema))
+                stats = registry.play_stats_of(batch) if registry is not None else {}
+                rows = [_parquet_row(r, stats.get(r.id, [])) for r in batch]
+                writer.write_table(pa.Table.from_pylist(rows, schema))
                 written += len(batch)
         tmp.replace(out)  # a reader never sees half a file
     except BaseException:
@@ -299,8 +328,9 @@ def _batches(items: Any, size: int) -> Any:
         yield batch
 
 
-def _parquet_row(record: EnvRecord) -> dict[str, Any]:
-    row = record.to_dict()
+def _parquet_row(record: EnvRecord, stats: Iterable[Any]) -> dict[str, Any]:
+    row = export_row(record, stats)
+    row["play_stats"] = json.dumps(row["play_stats"])  # free-form: JSON text
     created = record.created_at
     if created is not None and created.tzinfo is None:
         created = created.replace(tzinfo=dt.timezone.utc)  # the registry stores UTC

@@ -9,7 +9,6 @@ killed mid-way leaves nothing behind.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -507,19 +506,14 @@ class Registry(Attachments, LightRows, Quarantines):
 
     # ----- JSON lines -----------------------------------------------------------------------
     def export_jsonl(self, path: str | Path, *, status: str | None = None) -> int:
-        """Write every version (or those with ``status``) as one JSON object per line.
+        """Write every version (or those with ``status``) as one JSON object per line,
+        with its play statistics (:func:`spade_envs.registry.formats.export_corpus`).
 
         The file appears whole or not at all. Returns the number of versions written.
         """
-        path = Path(path)
-        tmp = path.with_name(path.name + ".partial")
-        written = 0
-        with tmp.open("w", encoding="utf-8") as out:
-            for record in self.iter_records(status=status):
-                out.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
-                written += 1
-        tmp.replace(path)
-        return written
+        from .formats import export_corpus
+
+        return export_corpus(self, path, "jsonl", status=status)
 
     def iter_records(self, *, status: str | None = None, batch: int = 1000) -> Iterable[EnvRecord]:
         """Every version, oldest first (so versions re-import in order), read in batches."""

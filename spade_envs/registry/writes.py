@@ -72,6 +72,7 @@ def register_items(
             )
     reports = list(reports) if reports is not None else [None] * len(items)
     digests = [source_digest(source) for source, _ in items]
+    last_error: Exception | None = None
     for _attempt in range(20):
         with Session(engine) as session:
             found: dict[str, Any] = {}
@@ -130,8 +131,9 @@ def register_items(
                     for row, report in pending_reports:
                         session.add(validation_row(ValidationRow, row, report))
                 session.commit()
-            except IntegrityError:
+            except IntegrityError as exc:
                 session.rollback()  # another writer took a version or the same code
+                last_error = exc
                 continue
             for row in rows:
                 session.refresh(row)
@@ -141,7 +143,14 @@ def register_items(
                 outcomes.append((env_record(row), row.sha256 in created))
                 created.discard(row.sha256)
             return outcomes
-    raise SpadeError("Could not register: too many concurrent writers; retry.")
+    # Twenty conflicts in a row are other writers, or a constraint no retry satisfies (a
+    # run_id or document_id the database does not hold): say which the database said.
+    detail = str(getattr(last_error, "orig", None) or last_error).splitlines()[0][:300]
+    raise SpadeError(
+        "Could not register: the database refused it 20 times (other writers taking the "
+        f"same versions, or a reference it does not hold): {detail}; retry, or check the "
+        "run_id and document_id given."
+    )
 
 
 def source_digest(text: str) -> str:
