@@ -382,12 +382,29 @@ def test_model_errors_and_odd_replies_are_recorded_and_the_batch_goes_on(registr
 
 
 def test_a_backend_that_raises_fails_only_that_turn(registry):
-    class Raising(ScriptedModel):
-        def generate(self, conversations, params=None):
-            raise RuntimeError("CUDA fell over")
+    class RaisingOnce(ScriptedModel):
+        """Raises on its second call only: play 0's second turn (one play per call)."""
 
-    [episode] = rollout(Raising(), ["NumberGuess"], config=FAST)
-    assert episode.outcome == "model_error" and "CUDA fell over" in episode.error
+        def generate(self, conversations, params=None):
+            if len(self.batches) == 1:
+                self.batches.append(len(conversations))
+                raise RuntimeError("CUDA fell over")
+            return super().generate(conversations, params)
+
+    # One play at a time, so each model call is one play's turn.
+    config = dataclasses.replace(FAST, max_concurrent=1)
+    raising = RaisingOnce()
+    hit, *others = rollout(raising, ["NumberGuess"], plays=3, config=config)
+    baseline = rollout(ScriptedModel(), ["NumberGuess"], plays=3, config=config)
+    assert [e.play_index for e in (hit, *others)] == [0, 1, 2]
+    # The raising call's turn fails and ends its play; the turn before it stands ...
+    assert hit.outcome == "model_error" and "CUDA fell over" in hit.error
+    assert [t.outcome for t in hit.turns] == ["ok", "model_error"]
+    assert hit.turns[0].to_dict() == baseline[0].turns[0].to_dict()
+    # ... and the plays after it play on, exactly as with a backend that never raised.
+    assert len(raising.batches) > 2  # the rollout went on calling the model
+    assert comparable(others) == comparable(baseline[1:])
+    assert all(e.outcome in ("terminated", "truncated") for e in others)
 
 
 def test_progress_and_bad_config():

@@ -194,7 +194,7 @@ def test_large_file_is_indexed_not_held(tmp_path):
     assert size > LAZY_THRESHOLD_BYTES
 
     probe = f"""
-import json, resource, time
+import json, resource
 from spade_envs.corpus import open_corpus
 
 def rss():
@@ -202,12 +202,10 @@ def rss():
         return int(f.read().split()[1]) * resource.getpagesize()
 
 before = rss()
-started = time.perf_counter()
 corpus = open_corpus({str(path)!r}, max_words=50)
-elapsed = time.perf_counter() - started
 kept = rss() - before
 doc = corpus.get("big#7777")
-print(json.dumps({{"kept": kept, "elapsed": elapsed, "len": len(corpus),
+print(json.dumps({{"kept": kept, "store": type(corpus._store).__name__, "len": len(corpus),
     "truncated": corpus.report.truncated, "text": doc.text[:25], "meta": doc.metadata,
     "source": doc.source, "cut": doc.truncated,
     "same": [d.doc_id for d in corpus.sample(3, seed=4)] == [d.doc_id for d in corpus.sample(3, seed=4)]}}))
@@ -216,7 +214,8 @@ print(json.dumps({{"kept": kept, "elapsed": elapsed, "len": len(corpus),
     result = json.loads(out.stdout)
     assert result["len"] == count and result["truncated"] == count
     assert result["kept"] < size / 6, f"opening a {size:,}-byte file kept {result['kept']:,} bytes"
-    assert result["elapsed"] < 15
+    # By size alone the file got the offsets index (no timing: the index is the mechanism).
+    assert result["store"] == "LazyJsonlStore"
     assert result["text"] == "document 7777 lorem-ipsum" and result["meta"] == {"n": 7777}
     assert result["source"] == f"{path}:7778" and result["cut"] and result["same"]
 

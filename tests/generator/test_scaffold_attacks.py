@@ -53,16 +53,25 @@ HINT = (
 
 
 # ----- novelty ----------------------------------------------------------------------------------
+def test_the_hint_the_attacks_copy_is_the_parents_own():
+    # An ordinary test, so a changed seed fails here (and says to update HINT) instead of
+    # changing what the strict xfail below runs.
+    assert Scaffold(seed_source("NumberGuess")).defaults()["hint"] == HINT, "update HINT"
+
+
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,  # only the attack's own assertion: anything else is a failure
     reason="filling_distance compares rule bodies as raw text (scaffold.py _distance): a "
     "comment makes the parent's own hint 'new'; compare ast.dump(ast.parse(body)) instead",
 )
 def test_a_comment_in_the_rule_body_is_not_a_new_environment(setup):
     registry = setup[0]
-    if Scaffold(seed_source("NumberGuess")).defaults()["hint"] != HINT:
-        pytest.skip("the seed's hint changed; update HINT")
-    copy = HINT + "\n# this hint is exactly the parent's own, word for word, nothing new"
+    # The parent's hint as the designer is shown it, read from the seed itself (no skip: a
+    # skip would hide this xfail; test_the_hint_the_attacks_copy_is_the_parents_own
+    # watches HINT).
+    own = Scaffold(seed_source("NumberGuess")).defaults()["hint"]
+    copy = own + "\n# this hint is exactly the parent's own, word for word, nothing new"
     report, _ = run(setup, [[json.dumps({"hint": copy})]], repair_rounds=0)
     [attempt] = report.attempts
     assert attempt.failure == "not_novel", (

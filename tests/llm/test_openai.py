@@ -468,8 +468,18 @@ def test_server_port_in_use_is_a_clear_error(server, reverser):
 
 def test_server_close_frees_the_port(reverser):
     running = serve(reverser)
-    url = running.url
+    url, port = running.url, running.port
     running.close()
     running.close()  # twice is fine
+    # Nothing listens any more: a connection is refused at once. (A server shut down but
+    # not closed still holds the listening socket: the kernel would accept, and nobody
+    # would ever answer.)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
     reply = OpenAIChatModel(url, model="reverser", retries=0).chat(user("a"))
     assert not reply.ok
+    # ... and the port is free: a new server binds it (a held socket makes this fail
+    # with "address in use") and answers there.
+    with serve(reverser, port=port) as again:
+        assert again.url == url
+        assert OpenAIChatModel(url, model="reverser", retries=0).chat(user("ab")).text == "ba"

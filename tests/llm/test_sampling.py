@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+import os
 
 import pytest
 
-torch = pytest.importorskip("torch")
+if os.environ.get("CI"):  # in CI a missing dependency fails
+    torch = importlib.import_module("torch")
+else:
+    torch = pytest.importorskip("torch")
 
-from spade_envs.llm.sampling import SeededSampler, StopStrings, nucleus  # noqa: E402
+from spade_envs.llm.sampling import SeededSampler, StopStrings, nucleus
 
 
 def test_nucleus_keeps_the_smallest_set_reaching_top_p():

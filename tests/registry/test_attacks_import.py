@@ -9,21 +9,23 @@ under resource limits (2 GB of memory, 10 s of CPU) and a wall-clock timeout; th
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from spade_envs import describe, seed_class
 from spade_envs.registry import Registry, RegistryLocationError, resolve_url
 from spade_envs.registry.seeding import recorded_seeds
-from spade_envs.seeds import seed_names
+from spade_envs.seeds import seed_names, seed_source
 
 SEEDS = len(seed_names())
 TOKEN = "SPADE_ATTACK_TOKEN_7f3a"
@@ -194,12 +196,44 @@ def _set_seeds_json(db: Path, value: str) -> None:
 
 
 @pytest.mark.parametrize("value", ["5", "null", '[["x"]]', "[1]", "not json"])
-def test_a_crafted_seeds_json_does_not_break_every_open(tmp_path, value):
+def test_a_crafted_seeds_json_does_not_break_every_open(tmp_path, value, caplog):
+    url = f"sqlite:///{tmp_path / 'reg.db'}"
+    Registry(url).close()  # no seed yet: an open that trusted the record would add them all
+    _set_seeds_json(tmp_path / "reg.db", value)
+    caplog.set_level(logging.WARNING, logger="spade_envs.registry")
+    registry = Registry(url, seeds=True)
+    try:
+        # A record this code did not write gives no seed, and the open says so ...
+        assert registry.count() == 0
+        assert recorded_seeds(registry.engine) == set(seed_names())
+        assert "record of given seeds is malformed" in caplog.text
+        # ... and the registry still works for everything else.
+        source = seed_source("Nim").replace("class Nim(", "class Nimble(")
+        registry.register(source, dataclasses.replace(describe(seed_class("Nim")), name="Nimble"))
+        assert registry.versions("Nimble") == ["spade/Nimble-v1"]
+    finally:
+        registry.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=(TypeError, ValueError),
+    reason="the malformed-record warning says register_seeds() adds the seeds explicitly, but "
+    "register_seeds' _record re-reads the stored seeds_json with json.loads and merges it "
+    'unchecked (seeding.py _record): a record of 5, null, [["x"]], [1] or not JSON raises '
+    "TypeError/JSONDecodeError there; _record should merge only a well-formed record",
+)
+@pytest.mark.parametrize("value", ["5", "null", '[["x"]]', "[1]", "not json"])
+def test_register_seeds_adds_the_seeds_under_a_crafted_seeds_json(tmp_path, value):
     url = f"sqlite:///{tmp_path / 'reg.db'}"
     Registry(url).close()
     _set_seeds_json(tmp_path / "reg.db", value)
     registry = Registry(url, seeds=True)
-    registry.close()
+    try:
+        assert registry.register_seeds() == SEEDS
+        assert registry.count() == SEEDS
+    finally:
+        registry.close()
 
 
 def test_seeds_json_cannot_make_a_non_seed_a_seed_or_revive_a_retired_one(tmp_path):
@@ -220,16 +254,38 @@ def test_seeds_json_cannot_make_a_non_seed_a_seed_or_revive_a_retired_one(tmp_pa
     again.close()
 
 
-def test_a_huge_seeds_json_is_bounded_work(tmp_path):
-    db = tmp_path / "reg.db"
+def _statements_of_a_seeding_open(tmp_path: Path, names: list[str]) -> int:
+    """How many SQL statements ``Registry(url, seeds=True)`` runs on a registry whose
+    record of given seeds is ``names`` (no seed is among them, so every seed is added)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    db = tmp_path / f"reg{len(names)}.db"
     url = f"sqlite:///{db}"
     Registry(url).close()
-    _set_seeds_json(db, json.dumps([f"N{i}" for i in range(200_000)]))
-    start = time.perf_counter()
-    registry = Registry(url, seeds=True)
+    _set_seeds_json(db, json.dumps(names))
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        statements.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)  # every engine, the open's own too
+    try:
+        registry = Registry(url, seeds=True)
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
     assert registry.count() == SEEDS
+    assert set(seed_names()) <= recorded_seeds(registry.engine)
     registry.close()
-    assert time.perf_counter() - start < 20
+    return len(statements)
+
+
+def test_a_huge_seeds_json_is_bounded_work(tmp_path):
+    # The record is read once and merged in memory: 200,000 recorded names cost the open
+    # no statement more than one name does (no per-name lookup, insert or write).
+    one = _statements_of_a_seeding_open(tmp_path, ["N0"])
+    huge = _statements_of_a_seeding_open(tmp_path, [f"N{i}" for i in range(200_000)])
+    assert huge == one, f"{huge} SQL statements for 200,000 recorded names, {one} for one"
 
 
 def test_many_first_opens_racing_register_each_seed_once(tmp_path):
@@ -381,19 +437,40 @@ def test_deep_or_huge_knobs_literals_fail_cleanly(literal):
     assert "VALUE" in out.stdout
 
 
-def test_a_card_of_a_large_stored_source_does_not_hold_the_parse_lock_long():
+def test_a_card_of_a_large_stored_source_does_not_hold_the_parse_lock(monkeypatch):
+    import ast
+
     from spade_envs.registry.limits import MAX_SOURCE_BYTES
     from spade_envs.validation.static import PARSE_LOCK
-    from spade_envs.web.pages_card import static_knobs
+    from spade_envs.web import pages_card
 
+    # The card takes PARSE_LOCK (what every validation's ast.parse waits for) only to parse
+    # a source the validator would parse too: a ~1 MB stored one is never parsed at all.
+    taken: list[int] = []
+    parsed: list[int] = []
+
+    class Recording:
+        def __enter__(self):
+            taken.append(1)
+            return PARSE_LOCK.__enter__()
+
+        def __exit__(self, *exc):
+            return PARSE_LOCK.__exit__(*exc)
+
+    real_parse = ast.parse
+
+    def parse(source, *args, **kwargs):
+        parsed.append(len(source))
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(pages_card, "_AST_LOCK", Recording())
+    monkeypatch.setattr(ast, "parse", parse)
     head = "class E:\n    knobs = {'a': ["
     source = head + "0," * ((MAX_SOURCE_BYTES - len(head) - 10) // 2) + "]}\n"
     assert len(source) <= MAX_SOURCE_BYTES
-    card = threading.Thread(target=static_knobs, args=(source, "E"))
-    start = time.perf_counter()
-    card.start()
-    time.sleep(0.02)
-    with PARSE_LOCK:  # what a validation's ast.parse waits for
-        waited = time.perf_counter() - start - 0.02
-    card.join()
-    assert waited < 0.25, f"a validation waited {waited:.2f} s for the cards' parse"
+    assert pages_card.static_knobs(source, "E") is None
+    assert (taken, parsed) == ([], []), "the card parsed a ~1 MB source under PARSE_LOCK"
+    # The same literal at a size the validator parses is read, under the lock (so the
+    # recording above would have seen a parse).
+    assert pages_card.static_knobs(head + "0," * 10 + "]}\n", "E") == {"a": [0] * 10}
+    assert taken and parsed

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections import defaultdict
 
 from spade_envs.registry import Registry
@@ -52,32 +51,46 @@ def test_eight_concurrent_writers(registry_url):
     registry.close()
 
 
+#: The registration the writer is killed in (the ones before it complete).
+KILLED_IN = 3
+
+
 def test_writer_killed_mid_registration_leaves_no_partial_record(registry_url):
     Registry(registry_url).close()
+    # The writer kills itself with SIGKILL from a SQLAlchemy hook right after the INSERT
+    # of its KILLED_IN-th version ran: inside that transaction, before its commit, every
+    # time (no sleep decides where the kill lands).
     script = textwrap.dedent(f"""
-        import dataclasses
+        import dataclasses, os, signal
+        from sqlalchemy import event
         from spade_envs import describe, seed_class
         from spade_envs.registry import Registry
         from spade_envs.seeds import seed_source
         registry = Registry({registry_url!r})
         meta = dataclasses.replace(describe(seed_class("Mastermind")), name="CodeBreak")
         base = seed_source("Mastermind").replace("class Mastermind(", "class CodeBreak(")
-        print("ready", flush=True)
-        i = 0
-        while True:  # bounded by the SIGKILL below
+        inserts = []
+
+        @event.listens_for(registry.engine, "after_cursor_execute")
+        def kill_inside(conn, cursor, statement, parameters, context, executemany):
+            if statement.lstrip().upper().startswith("INSERT INTO ENVIRONMENTS"):
+                inserts.append(statement)
+                if len(inserts) == {KILLED_IN}:
+                    print("killed in a transaction:", conn.in_transaction(), flush=True)
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        for i in range({KILLED_IN}):  # the last one never returns
             registry.register(base + "\\n# " + "x" * 50_000 + str(i) + "\\n", meta)
-            i += 1
+        print("not killed", flush=True)
     """)
     writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert writer.stdout.readline().strip() == "ready"
-    time.sleep(1.0)
-    writer.send_signal(signal.SIGKILL)
-    writer.wait()
-    writer.stdout.close()
+    said, _ = writer.communicate(timeout=120)
+    assert writer.returncode == -signal.SIGKILL, said
+    assert said.strip() == "killed in a transaction: True", said
     registry = Registry(registry_url)
     rows = registry.list(limit=100_000)
-    assert rows, "the writer should have registered something before it was killed"
-    assert sorted(r.version for r in rows) == list(range(1, len(rows) + 1))
+    # The versions committed before the kill, whole; nothing of the one killed in.
+    assert sorted(r.version for r in rows) == list(range(1, KILLED_IN)), rows
     for record in rows:
         assert record.source.endswith("\n") and len(record.source) > 50_000  # whole rows only
     # And the registry still takes writes.

@@ -14,7 +14,6 @@ the sandbox's limits.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -169,10 +168,10 @@ def test_tool_backdoor_wins_with_a_wrong_code_are_caught(registry, pool):
     env_id = register(registry, "spade_tool_backdoor", VALIDATION_ATTACKS)
     targets = resolve_envs([env_id], registry)
     specs = [PlaySpec(env_id=env_id, play_index=i, env_seed=i) for i in range(2)]
-    started = time.perf_counter()
     engine = _engine(_Model(_vault_replies), pool, registry, audit_share=0.0)
     episodes = engine.run(specs, targets)
-    assert time.perf_counter() - started < 60
+    # Bounded by the step limit, not a clock: no play or replay ran out of time.
+    assert engine.stats.failures.timeout == 0 and engine.stats.audit_failures == 0
     assert engine.stats.audits == 2  # both plays were audited (replay and counterfactual)
     # A wrong code must never count as a win: voided by the audit, or lost.
     assert not any(e.won for e in episodes), [(e.outcome, e.episode_return) for e in episodes]

@@ -88,9 +88,6 @@ CONFIGS: dict[str, tuple[SandboxConfig, bool, tuple[str, ...]]] = {
     "no-seccomp": (SandboxConfig(seccomp=False, **LIMITS), True, ("bubblewrap",)),
     "static-off": (SandboxConfig(**LIMITS), False, ("bubblewrap", "seccomp")),
 }
-#: Wall-clock bound on one validation (the issue asks < 10 s for a hanging env at
-#: ``fast``; this machine is shared, so the bound here is looser).
-VALIDATION_SECONDS = 60.0
 #: Wall-clock bound on opening and playing one program before it counts as a parent hang.
 PLAY_SECONDS = 60.0
 #: Control characters a terminal interprets (C0 but newline and tab, DEL, C1).
@@ -459,9 +456,7 @@ def test_attack(program: Program, config: str, canaries, validators, pools):
 
 
 def _rejected(program: Program, config: str, source: str, validator: Validator) -> None:
-    started = time.monotonic()
     report = validator.validate(source, filename=f"{program.name}.py")
-    elapsed = time.monotonic() - started
     assert not report.passed, f"{program.name} was VALIDATED in {config}:\n{report.summary()}"
     failed = {c.name for c in report.failures}
     filtered = failed & {"imports", "no_input"}
@@ -469,7 +464,7 @@ def _rejected(program: Program, config: str, source: str, validator: Validator) 
         assert failed & set(program.checks), (
             f"{program.name} was rejected, but not by {program.checks}:\n{report.summary()}"
         )
-    assert elapsed < VALIDATION_SECONDS, f"validating {program.name} took {elapsed:.0f} s"
+    _assert_bounded(program, report)
     try:  # the report is stored (registry), printed and written: it must be valid Unicode
         report.to_json().encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -478,6 +473,19 @@ def _rejected(program: Program, config: str, source: str, validator: Validator) 
         for text in (report.summary(), report.feedback()):
             found = sorted(set(_CONTROL.findall(text)))
             assert not found, f"the report carries raw control characters {found!r}"
+
+
+def _assert_bounded(program: Program, report) -> None:
+    """What keeps a hostile validation short, read from its report rather than a clock:
+    the ``fast`` budget's limits applied, and a hang costs one time-out, not one per check
+    (the first call past its wall-clock limit skips every check after it)."""
+    assert report.budget == "fast", report.budget
+    timed_out = [
+        i for i, c in enumerate(report.checks) if not c.skipped and "wall-clock" in c.reason
+    ]
+    assert len(timed_out) <= 1, f"{program.name} timed out more than once:\n{report.summary()}"
+    if timed_out:
+        assert all(c.skipped for c in report.checks[timed_out[0] + 1 :]), report.summary()
 
 
 def _denied(program: Program, config: str, source: str, pool: WorkerPool, canaries) -> None:

@@ -200,21 +200,26 @@ def test_a_fifo_in_the_model_directory_does_not_hang(tmp_path):
 
     fifo = tmp_path / "model.safetensors"
     os.mkfifo(fifo)
-    worker = threading.Thread(target=lambda: _safe(_checkpoint_layout, tmp_path), daemon=True)
+    outcome: list[BaseException | dict] = []
+
+    def read() -> None:
+        try:
+            outcome.append(_checkpoint_layout(tmp_path))
+        except BaseException as exc:  # kept for the assertion below, not swallowed
+            outcome.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
     worker.start()
-    worker.join(2)
-    hung = worker.is_alive()
-    if hung:  # let the reader go: a writer that closes at once gives it end-of-file
+    # Refused before any open, the reader finishes at once; one that opened the FIFO
+    # blocks until a writer comes, so give it one (a writer that closes at once is
+    # end-of-file) and the outcome below says what it did instead.
+    worker.join(10)
+    if worker.is_alive():
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        worker.join(2)
-    assert not hung
-
-
-def _safe(fn, *args):
-    try:
-        fn(*args)
-    except Exception:
-        pass
+        worker.join(10)
+    [error] = outcome
+    assert isinstance(error, WeightSyncError), error
+    assert "model.safetensors" in str(error) and "not a regular file" in str(error)
 
 
 def test_the_timed_model_passes_per_conversation_parameters_through_in_one_call():

@@ -17,7 +17,6 @@ import decimal
 import json
 import os
 import re
-import time
 
 import pytest
 
@@ -243,8 +242,9 @@ def test_the_environment_validates(validator):
     report = validator.validate(SOURCE)
     assert report.passed, report.summary()
     load = next(c for c in report.checks if c.name == "load")
-    # The worker imports math_verify (sympy) while loading: well inside the load limit.
-    assert load.passed and load.seconds < 10.0, load
+    # The worker imports math_verify (sympy) while loading: inside the load limit, or the
+    # load check would have failed with a time-out.
+    assert load.passed, load
 
 
 def test_it_plays_through_the_door(pool):
@@ -344,9 +344,9 @@ def test_a_slow_comparison_ends_in_the_call_limit():
         env = open_source(SOURCE, pool=pool)
         try:
             env.reset(seed=0)
-            started = time.monotonic()
-            with pytest.raises(SandboxTimeout):
+            # Ended by the parent's 3 s call limit (the message names it), not by the CPU
+            # limit or math_verify's own alarm.
+            with pytest.raises(SandboxTimeout, match=r"step\(\) did not finish within 3 s"):
                 env.step("\\boxed{10^{10^{10}}+1}")
-            assert time.monotonic() - started < 8.0
         finally:
             env.close()

@@ -856,10 +856,14 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(srv):
                     "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{".encode()
                 )
             held.append(sock)
-        started = time.monotonic()
-        status, _, text = raw(srv, "GET", "/healthz")
+        status, _, text = raw(srv, "GET", "/healthz")  # gives up after 60 s: starved
         assert status == 200 and text.startswith("ok")
-        assert time.monotonic() - started < 5
+        # Answered while every half-sent request was still held open: served beside them,
+        # not after dropping them (a server that takes connections one at a time must).
+        for sock in [s for i, s in enumerate(held) if i % 3]:
+            sock.setblocking(False)
+            with pytest.raises(BlockingIOError):  # nothing to read, and no end of file
+                sock.recv(1)
     finally:
         for sock in held:
             sock.close()
@@ -1030,13 +1034,13 @@ def test_the_copyable_snippet_cannot_be_given_extra_lines(srv, hostile_pages):
 # ----- resource exhaustion -----------------------------------------------------------------------
 def test_an_endless_example_episode_is_bounded(srv):
     ident = srv.app.registry.ids["SpinForever"]
-    started = time.monotonic()
     status, _, text = Client(srv.url).get(f"/env/{slug(ident)}")
-    assert status == 200 and time.monotonic() - started < 5
-    assert 'id="example-playing"' in text
+    # The page did not wait for the episode: it shows it still playing.
+    assert status == 200 and 'id="example-playing"' in text
     example = srv.app.examples.get(srv.app.registry.get(ident), wait_s=20)
+    # Ended by the examples' own budget (the message names it), not by this wait.
     assert example is not None and example.failure == "timeout", example
-    assert time.monotonic() - started < 20
+    assert f"may take {srv.app.examples.budget_s:g} s in all" in example.message, example
     _, _, text = Client(srv.url).get(f"/env/{slug(ident)}")
     assert 'id="example-failure"' in text and "timeout" in text
 
