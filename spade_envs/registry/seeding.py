@@ -36,11 +36,8 @@ def recorded_seeds(engine: Any) -> set[str]:
     with Session(engine) as session:
         row = session.get(SchemaRow, 1)
         text = row.seeds_json if row is not None else None
-    try:
-        names = json.loads(text or "[]")
-    except ValueError:
-        names = None
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+    names = _parsed(text)
+    if names is None:
         # Not a record this code wrote: give no seed rather than break every open, and
         # say so (the registry still works; `spade-envs list` shows what it holds).
         log.warning(
@@ -51,6 +48,18 @@ def recorded_seeds(engine: Any) -> set[str]:
         from ..seeds import declared_seed_names
 
         return set(declared_seed_names())
+    return names
+
+
+def _parsed(text: str | None) -> set[str] | None:
+    """The names a stored record lists, or None when it is not a list of names (a record
+    this code did not write)."""
+    try:
+        names = json.loads(text or "[]")
+    except ValueError:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
     return set(names)
 
 
@@ -101,7 +110,8 @@ def _record(engine: Any, names: set[str]) -> None:
         row = session.get(SchemaRow, 1)
         if row is None:  # prepare_schema writes it; a database without it is not ours
             return
-        # Another process may have recorded seeds meanwhile: keep its names too.
-        row.seeds_json = json.dumps(sorted(names | set(json.loads(row.seeds_json or "[]"))))
+        # Another process may have recorded seeds meanwhile: keep its names too (a
+        # malformed record is replaced by ours).
+        row.seeds_json = json.dumps(sorted(names | (_parsed(row.seeds_json) or set())))
         session.add(row)
         session.commit()

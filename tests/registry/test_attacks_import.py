@@ -215,16 +215,9 @@ def test_a_crafted_seeds_json_does_not_break_every_open(tmp_path, value, caplog)
         registry.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(TypeError, ValueError),
-    reason="the malformed-record warning says register_seeds() adds the seeds explicitly, but "
-    "register_seeds' _record re-reads the stored seeds_json with json.loads and merges it "
-    'unchecked (seeding.py _record): a record of 5, null, [["x"]], [1] or not JSON raises '
-    "TypeError/JSONDecodeError there; _record should merge only a well-formed record",
-)
 @pytest.mark.parametrize("value", ["5", "null", '[["x"]]', "[1]", "not json"])
 def test_register_seeds_adds_the_seeds_under_a_crafted_seeds_json(tmp_path, value):
+    # What the malformed-record warning advises works: the record is replaced by ours.
     url = f"sqlite:///{tmp_path / 'reg.db'}"
     Registry(url).close()
     _set_seeds_json(tmp_path / "reg.db", value)
@@ -232,6 +225,7 @@ def test_register_seeds_adds_the_seeds_under_a_crafted_seeds_json(tmp_path, valu
     try:
         assert registry.register_seeds() == SEEDS
         assert registry.count() == SEEDS
+        assert recorded_seeds(registry.engine) == set(seed_names())
     finally:
         registry.close()
 
