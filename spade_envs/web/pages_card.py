@@ -15,6 +15,7 @@ Every value here is stored or model-written text; the templates escape all of it
 from __future__ import annotations
 
 import ast
+import collections
 import difflib
 import functools
 import io
@@ -22,6 +23,7 @@ import json
 import re
 import shutil
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..core.dialect import DIALECT_NOTES, dialect_label, dialect_of_tree
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
 from ..validation.static import PARSE_LOCK
@@ -37,7 +40,15 @@ from .params import HTTPError, Params, query_of
 from .params import parse_slug as slug_to_id
 from .render import env_href, fmt_time, qs
 
-__all__ = ["card", "diff_lines", "diff_page", "package_download", "package_name", "parse_slug"]
+__all__ = [
+    "card",
+    "diff_lines",
+    "diff_page",
+    "package_download",
+    "package_name",
+    "parse_slug",
+    "source_facts",
+]
 
 #: Versions of a name listed in the history (the newest, and always the one shown).
 MAX_HISTORY = 20
@@ -80,19 +91,34 @@ def _is_seed(record: Any) -> bool:
 _AST_LOCK = PARSE_LOCK
 
 
-def static_knobs(source: str, class_name: str) -> dict[str, Any] | None:
-    """The ``knobs = {...}`` literal of ``class_name`` in ``source``, read without running
-    it (None when the class declares none, or not as a literal, or when the source is
-    larger than the validator would parse: stored code can be ten times that)."""
+#: Dialect labels and static knobs kept, by source SHA-256 and class name (versions are
+#: immutable): a first view parses its source once, a later one not at all.
+FACTS_CACHE = 1024
+_facts: collections.OrderedDict[tuple[str, str], tuple[str, dict[str, Any] | None]] = (
+    collections.OrderedDict()
+)
+_facts_lock = threading.Lock()
+#: Parses done by :func:`source_facts` (the tests check that a kept source is not parsed).
+facts_parsed = 0
+
+
+def _parse(source: str) -> ast.Module | None:
+    """``source`` parsed, or None when it is not Python or is larger than the validator
+    would parse (stored code can be ten times that)."""
     from ..validation.budget import Budget
 
     if len(source) > Budget().max_source_chars:
         return None
     try:
         with _AST_LOCK:
-            tree = ast.parse(source)
+            return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _knobs_in(tree: ast.Module, class_name: str) -> dict[str, Any] | None:
+    """The ``knobs = {...}`` literal of ``class_name`` in ``tree`` (None: none, or not
+    a literal dict)."""
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == class_name:
             for item in node.body:
@@ -110,6 +136,41 @@ def static_knobs(source: str, class_name: str) -> dict[str, Any] | None:
     return None
 
 
+def static_knobs(source: str, class_name: str) -> dict[str, Any] | None:
+    """The ``knobs = {...}`` literal of ``class_name`` in ``source``, read without running
+    it (None when the class declares none, or not as a literal, or when the source is
+    larger than the validator would parse: stored code can be ten times that)."""
+    tree = _parse(source)
+    return None if tree is None else _knobs_in(tree, class_name)
+
+
+def source_facts(record: Any) -> tuple[str, dict[str, Any] | None]:
+    """The dialect label of ``record``'s source (worded as
+    :func:`~spade_envs.core.dialect.dialect_label` words it) and its static knobs
+    (:func:`static_knobs`), from one parse, never running the code. Kept per SHA-256 and
+    class name; callers must not change the knobs."""
+    global facts_parsed
+
+    key = (record.sha256, record.class_name)
+    with _facts_lock:
+        found = _facts.get(key)
+        if found is not None:
+            _facts.move_to_end(key)
+            return found
+    tree = _parse(record.source)
+    facts_parsed += 1
+    if tree is None:  # not Python, or too large for the knobs: the dialect as usual
+        facts: tuple[str, dict[str, Any] | None] = (dialect_label(record.source), None)
+    else:
+        dialect = dialect_of_tree(tree)
+        facts = (f"{dialect.value} ({DIALECT_NOTES[dialect]})", _knobs_in(tree, record.class_name))
+    with _facts_lock:
+        _facts[key] = facts
+        while len(_facts) > FACTS_CACHE:
+            _facts.popitem(last=False)
+    return facts
+
+
 def _show(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)[:200]
@@ -122,7 +183,7 @@ def _knobs(record: Any, example: Example | None) -> dict[str, Any]:
     knobs = None if example is None else example.knobs
     where = "as the class declares them, read in the sandbox"
     if knobs is None:
-        knobs, where = static_knobs(record.source, record.class_name), "read from the source"
+        knobs, where = source_facts(record)[1], "read from the source"
     rows = [
         {"name": str(k), "default": _show(v), "type": type(v).__name__}
         for k, v in sorted((knobs or {}).items(), key=lambda kv: str(kv[0]))
@@ -346,12 +407,20 @@ def _history(app: Any, record: Any) -> dict[str, Any]:
 
 
 # ----- the card ------------------------------------------------------------------------------
-def card(app: Any, record: Any, client: str | None = None) -> dict[str, Any]:
-    """Everything the card of ``record`` shows, as plain data (``example`` is None while
-    the example episode is still being played); ``client`` is who asks (an example it
-    starts counts against that client's cap)."""
+def card(
+    app: Any, record: Any, client: str | None = None, wait_s: float | None = None
+) -> dict[str, Any]:
+    """Everything the card of ``record`` shows, as plain data.
+
+    Args:
+        app: The browser application.
+        record: The version.
+        client: Who asks (an example it starts counts against that client's cap).
+        wait_s: How long to wait for an example episode not played yet (default the
+            examples' ``wait_s``); ``example`` is None while it is still being played.
+    """
     examples = examples_of(app)
-    example = examples.get(record, client=client)
+    example = examples.get(record, wait_s=wait_s, client=client)
     knobs = _knobs(record, example)
     return {
         "example": example,

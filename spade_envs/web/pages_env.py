@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..core.dialect import dialect_label
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
 from .charts import grouped_bars
+from .examples import examples_of
 from .highlight import highlight_python
-from .pages_card import card, diff_page, package_download, parse_slug
+from .pages_card import card, diff_page, package_download, parse_slug, source_facts
 from .params import HTTPError, Params, local_redirect, query_of
 from .play import MAX_ACTION_CHARS
 from .play_runner import play_client
@@ -259,21 +260,42 @@ def _quarantine(registry: Any, record: Any) -> dict[str, Any] | None:
 
 
 def env_page(app: Any, request: Request, slug: str) -> Response:
-    """Everything stored about one version, under its card."""
+    """Everything stored about one version, under its card.
+
+    A first view queues the version's example episode before anything else and waits
+    for it last (what is left of the examples' ``wait_s``): the episode plays in a
+    sandbox worker while this thread reads the registry, highlights the source and
+    finds the neighbours, so the page costs the longer of the two, not their sum.
+    """
     Params(query_of(request)).done()
     ident = parse_slug(slug)
     registry = app.registry
     record = registry.get(ident)
+    client = play_client(request)
+    examples = examples_of(app)
+    started = time.monotonic()
+    examples.get(record, wait_s=0, client=client)  # queued now (or kept): never waits here
     versions = [
         {"id": v, "number": v.rsplit("-v", 1)[1], "href": env_href(v), "current": v == ident}
         for v in registry.versions(record.name)
     ]
     facts = [
-        ("kind", record.kind), ("dialect", dialect_label(record.source)),
+        ("kind", record.kind), ("dialect", source_facts(record)[0]),
         ("skill", record.skill), ("origin", record.origin),
         ("max turns", str(record.max_turns)), ("created", fmt_time(record.created_at)),
     ]  # fmt: skip
-    env_card = card(app, record, play_client(request))
+    sections = {
+        "suite": _suite(record),
+        "quarantine": _quarantine(registry, record),
+        "stats": _stats(registry.play_stats(ident)),
+        "reports": _reports(registry.validations(ident)),
+        "lineage": _lineage(app, record),
+        "similar": _similar(app, record),
+        "source_html": highlight_python(record.source),
+    }
+    # The card last: its example has had the time the sections above took to be played.
+    left = max(0.0, examples.wait_s - (time.monotonic() - started))
+    env_card = card(app, record, client, wait_s=left)
     return app.render(
         "env.html",
         ident,
@@ -284,17 +306,11 @@ def env_page(app: Any, request: Request, slug: str) -> Response:
         make_line=f"gym.make({ident!r})",
         facts=facts,
         versions=versions,
-        suite=_suite(record),
-        quarantine=_quarantine(registry, record),
         card=env_card,
-        stats=_stats(registry.play_stats(ident)),
         stats_heads=_STATS_HEADS,
-        reports=_reports(registry.validations(ident)),
-        lineage=_lineage(app, record),
-        similar=_similar(app, record),
         source_lines=record.source.count("\n") + 1,
-        source_html=highlight_python(record.source),
         extra=_json(record.extra) if record.extra else "",
+        **sections,
     )
 
 

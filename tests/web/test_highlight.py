@@ -63,3 +63,46 @@ def test_a_source_cut_short_by_the_budget_is_not_kept(monkeypatch):
     assert '<span class="k">' not in cut and plain(body(cut)) == source.rstrip("\n")
     monkeypatch.setattr(highlight, "LEX_BUDGET_S", 0.5)
     assert '<span class="k">class</span>' in highlight_python(source)  # lexed again, whole
+
+
+#: Text that looks like Python: characters that start and end tokens, and whole pieces.
+PYTHONISH = st.lists(
+    st.sampled_from(
+        list("abcfrubFRUB_ \t\n\r'\"#{}()[]:=.,@\\*+-<>!%~0123456789jxeE\ufeff")
+        + ["def ", "class ", "self", "print", "if ", "else", '"""', "'''", "\\N{", "__init__"]
+    ),
+    max_size=120,
+).map("".join)
+
+
+def test_every_state_of_the_lexer_runs_as_one_combined_pattern():
+    from spade_envs.web.highlight import _lexer, _states
+
+    states = _states()
+    assert set(states) == set(_lexer()._tokens)
+    assert not [name for name, combined in states.items() if combined is None]
+
+
+def test_the_combined_lexer_gives_pygments_own_tokens_for_every_seed():
+    from spade_envs.web.highlight import _lexer, _tokens
+
+    for name in seed_names():
+        source = seed_source(name)
+        assert list(_tokens(source)) == list(_lexer().get_tokens_unprocessed(source)), name
+
+
+@given(PYTHONISH)
+def test_the_combined_lexer_gives_pygments_own_tokens_for_any_text(source):
+    from spade_envs.web.highlight import _lexer, _tokens
+
+    assert list(_tokens(source)) == list(_lexer().get_tokens_unprocessed(source))
+
+
+@given(st.sampled_from(seed_names()), st.integers(0, 10_000), PYTHONISH)
+def test_the_combined_lexer_gives_pygments_own_tokens_for_edited_seeds(name, at, text):
+    from spade_envs.web.highlight import _lexer, _tokens
+
+    seed = seed_source(name)
+    at %= len(seed)
+    source = seed[:at] + text + seed[at + len(text) // 2 :]
+    assert list(_tokens(source)) == list(_lexer().get_tokens_unprocessed(source))

@@ -246,3 +246,91 @@ def test_vectors_refuse_an_unknown_embedder_kind(fresh):
 
     with pytest.raises(SpadeError, match="embedder must be auto, hashing or minilm, got 'w2v'"):
         Vectors(fresh, embedder="w2v")
+
+
+class StoredVectors:
+    """Just what :class:`Vectors` reads of a registry: stored embeddings and statuses."""
+
+    def __init__(self, matrix: np.ndarray):
+        self.rows: list[tuple[int, int, bytes, str]] = []
+        self.add(matrix)
+
+    def add(self, matrix: np.ndarray) -> None:
+        start = len(self.rows)
+        self.rows += [
+            (start + i + 1, 1000 + start + i, row.astype(np.float32).tobytes(), "")
+            for i, row in enumerate(matrix)
+        ]
+
+    def embeddings(self, model, *, after=0, limit=None):
+        found = [row for row in self.rows if row[0] > after]
+        return found[:limit] if limit is not None else found
+
+    def status_counts(self):
+        return {"validated": len(self.rows)}
+
+    def statuses(self):
+        return [(key, "validated") for _, key, _, _ in self.rows]
+
+
+def brute_force(ids: np.ndarray, matrix: np.ndarray, key: int, k: int) -> list[int]:
+    """The ``k`` keys nearest ``key`` (itself left out) by scoring every vector."""
+    scores = matrix @ matrix[list(ids).index(key)]
+    order = np.lexsort((ids, -scores))
+    return [int(i) for i in ids[order] if i != key][:k]
+
+
+def test_neighbours_through_the_bounds_are_the_full_scans(monkeypatch):
+    from spade_envs.web import vectors as vectors_module
+
+    stored = StoredVectors(unit_rows(3000, dim=64, clusters=30, seed=1))
+    vectors = Vectors(stored, embedder=HashingEmbedder(dim=64), refresh_s=3600)
+    vectors.bound_min_rows = 1000
+    scored: list[int] = []
+    best = vectors_module._best
+    monkeypatch.setattr(
+        vectors_module,
+        "_best",
+        lambda scores, keys, k: scored.append(len(scores)) or best(scores, keys, k),
+    )
+    ids, matrix = vectors.refresh(force=True).keys, vectors.refresh().matrix
+    first = int(ids[0])
+    # No bounds yet: a full scan answers, and the bounds are built in the background.
+    assert [k for k, _ in vectors.neighbours(first, 5)] == brute_force(ids, matrix, first, 5)
+    assert vectors.neighbour_searches == {"bounded": 0, "full": 1}
+    assert until(lambda: vectors._bounds is not None)
+    for key in ids[1:200].tolist():
+        assert [k for k, _ in vectors.neighbours(key, 5)] == brute_force(ids, matrix, key, 5)
+    assert vectors.neighbour_searches == {"bounded": 199, "full": 1}
+    # Exact scores only for what the bounds left: about one cluster, not all 3,000.
+    assert len(scored) == 199 and max(scored) < len(ids) // 3
+    # More neighbours than the bounds' threshold is set from: a full scan, as exact.
+    many = int(ids[300])
+    assert [k for k, _ in vectors.neighbours(many, 100)] == brute_force(ids, matrix, many, 100)
+    assert vectors.neighbour_searches == {"bounded": 199, "full": 2}
+    # New vectors make a new generation: a full scan until its bounds are built.
+    stored.add(unit_rows(50, dim=64, clusters=30, seed=1)[:50])
+    loaded = vectors.refresh(force=True)
+    new = int(loaded.keys[-1])
+    assert [k for k, _ in vectors.neighbours(new, 5)] == brute_force(
+        loaded.keys, loaded.matrix, new, 5
+    )
+    assert vectors.neighbour_searches["full"] == 3
+    assert until(lambda: vectors._bounds.generation == loaded.generation)
+    assert [k for k, _ in vectors.neighbours(int(loaded.keys[5]), 5)] == brute_force(
+        loaded.keys, loaded.matrix, int(loaded.keys[5]), 5
+    )
+    assert vectors.neighbour_searches["bounded"] == 200
+
+
+def test_novelty_of_one_version_is_its_value_in_the_column(fresh):
+    vectors = Vectors(fresh, embedder="hashing", refresh_s=0.01)
+    vectors.start_embedding()
+    try:
+        assert vectors.wait_for_embeddings() and vectors.wait_for_novelty()
+        keys, values, _ = vectors.novelty()
+        for key, value in zip(keys.tolist(), values.tolist()):
+            assert vectors.novelty_of(key) == value
+        assert vectors.novelty_of(-1) is None
+    finally:
+        vectors.stop_embedding()
