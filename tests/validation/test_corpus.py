@@ -20,8 +20,11 @@ def label(path: Path) -> list[str]:
     return first.removeprefix("# expect:").split()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reports():
+    # Session-scoped: xdist's loadgroup interleaves this module with the suite imports of
+    # the same group on one worker, and a module fixture is rebuilt each time the worker
+    # comes back (the whole corpus validated twice, about 3 minutes each).
     paths = BROKEN + VALID
     # One validation process: the cases are timed, and with the other xdist worker busy
     # two more processes on two cores starved them past their wall-clock limits in CI.
