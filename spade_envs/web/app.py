@@ -60,6 +60,7 @@ _PAGES: tuple[tuple[str, Callable[..., Response], tuple[str, ...]], ...] = (
     ("/map", pages.map_page, ("GET",)),
     ("/runs", pages_runs.runs_page, ("GET",)),
     ("/runs/{name:run}", pages_runs.run_page, ("GET",)),
+    ("/env/spade/{rest:spadeform}", pages_env.spade_form, ("GET",)),
     ("/env/{slug:slug}", pages_env.env_page, ("GET",)),
     ("/env/{slug:slug}/source.py", pages_env.source_download, ("GET",)),
     ("/env/{slug:slug}/diff", pages_env.diff_page, ("GET",)),
@@ -77,6 +78,8 @@ def _register_convertors() -> None:
 
     shapes = {
         "slug": "[A-Za-z0-9]+-v[0-9]+",
+        # A page of a version named as spade/Name-vN: the slug and one of its subpages.
+        "spadeform": "[A-Za-z0-9]+-v[0-9]+(?:/(?:source\\.py|diff|package\\.zip|play))?",
         "run": "[A-Za-z0-9.][A-Za-z0-9._-]{0,127}",
         "sid": "[A-Za-z0-9_-]{1,64}",
     }

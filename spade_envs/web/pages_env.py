@@ -405,3 +405,13 @@ async def play_action(app: Any, request: Request, sid: str) -> Response:
     else:
         await play.reset(client, session)
     return local_redirect(f"/play/{session.id}#end")
+
+
+def spade_form(app: Any, request: Request, rest: str) -> Response:
+    """``/env/spade/Name-vN[/...]``, the ID as printed everywhere else: a permanent
+    redirect to the page's own path (``/env/Name-vN[/...]``), query string kept."""
+    del app
+    from .params import local_redirect
+
+    query = request.url.query
+    return local_redirect(f"/env/{rest}" + (f"?{query}" if query else ""), status=308)

@@ -174,6 +174,31 @@ def test_unknown_pages_and_environments_are_404_with_suggestions(client):
     assert status == 404
 
 
+def test_the_id_as_printed_elsewhere_reaches_the_page(client):
+    # spade/Name-vN, as gym.make, the CLI and the API print it: a permanent redirect.
+    import http.client
+    import urllib.parse
+
+    where = urllib.parse.urlsplit(client.base)
+    for path, target in (
+        ("/env/spade/NumberGuess-v1", "/env/NumberGuess-v1"),
+        ("/env/spade/NumberGuess-v1/source.py", "/env/NumberGuess-v1/source.py"),
+        ("/env/spade/NumberGuess-v1/play?seat=0", "/env/NumberGuess-v1/play?seat=0"),
+    ):
+        connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+        connection.request("GET", path)  # not followed: the redirect itself
+        reply = connection.getresponse()
+        assert (reply.status, reply.getheader("location")) == (308, target), path
+        connection.close()
+    # Followed, it is the page itself.
+    status, _, text = client.get("/env/spade/NumberGuess-v1")
+    assert status == 200 and "gym.make(&#39;spade/NumberGuess-v1&#39;)" in text
+    # Anything else under spade/ is refused or no page (never a redirect elsewhere).
+    for path in ("/env/spade/..%2f..%2fetc", "/env/spade/NumberGuess-v1/other", "/env/spade//x"):
+        status, _, _ = client.get(path)
+        assert status in (400, 404), path
+
+
 def test_the_environment_page_shows_everything_stored(client, server):
     ids = server.app.registry.ids
     _, _, text = client.get("/env/NumberGuess-v1")
