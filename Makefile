@@ -14,39 +14,36 @@ PIP_QUIET ?= -qq
 .PHONY: demo demo-seeds test test-deps test-vllm lint clean sandbox-deps .venv-vllm \
 	.venv-verifiers .venv-sky
 
+# $(call apt-need,CHECKS,WHAT,ON-MISS): the Debian packages that the sandbox's layers and
+# CHECKS (shell lines adding names to $$missing) find missing. As root with apt-get they
+# are installed; otherwise the command that installs them is printed, then ON-MISS runs.
+apt-need = missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	  (ldconfig -p 2>/dev/null | grep -q libseccomp.so.2) || missing="$$missing libseccomp2"; \
+	  $(1) \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      echo "== installing$$missing ($(2))"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    else \
+	      echo "Missing$$missing ($(2)). Install with: sudo apt-get install -y$$missing"; $(3) \
+	    fi; \
+	  fi
+
 ## sandbox-deps: bubblewrap and libseccomp, the sandbox's two main layers. As root with
 ## apt-get they are installed; otherwise the command to run is printed (and the sandbox
 ## refuses untrusted code only if both are missing).
 sandbox-deps:
-	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
-	  (ldconfig -p 2>/dev/null | grep -q libseccomp.so.2) || missing="$$missing libseccomp2"; \
-	  if [ -n "$$missing" ]; then \
-	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	      echo "installing$$missing (the sandbox's layers)"; \
-	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	    else \
-	      echo "The sandbox is missing$$missing. Install with: sudo apt-get install$$missing"; \
-	    fi; \
-	  fi
+	@$(call apt-need,,the sandbox's layers,)
 
 ## test-deps: what the tests need beyond .venv, as CI has it: the sandbox's layers,
 ## Chromium and chromedriver (the browser tests), and PostgreSQL on 127.0.0.1:5432 with
 ## trust authentication and a database `test` (the registry's PostgreSQL tests). As root
 ## with apt-get the packages are installed and a stopped cluster is started; otherwise
 ## make stops and prints exactly what is missing and the command that installs it.
+TEST_PACKAGES = command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	  command -v chromedriver >/dev/null 2>&1 || missing="$$missing chromium-driver";
 test-deps:
-	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
-	  (ldconfig -p 2>/dev/null | grep -q libseccomp.so.2) || missing="$$missing libseccomp2"; \
-	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
-	  command -v chromedriver >/dev/null 2>&1 || missing="$$missing chromium-driver"; \
-	  if [ -n "$$missing" ]; then \
-	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	      echo "== installing$$missing (the tests need them)"; \
-	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	    else \
-	      echo "The tests need$$missing. Install with: sudo apt-get install -y$$missing"; exit 1; \
-	    fi; \
-	  fi
+	@$(call apt-need,$(TEST_PACKAGES),the tests need them,exit 1;)
 	@if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
 	  if ls /etc/postgresql/*/main >/dev/null 2>&1; then \
 	    echo "== starting PostgreSQL"; \

@@ -161,14 +161,16 @@ def write_adapter(
     vLLM's ``LoRARequest`` read.
 
     Unlike peft's ``save_pretrained`` it works on the model peft adapted in place (not its
-    wrapper) and on a sharded model, each tensor gathered whole with ``gather``
-    (collective then: every rank calls it).
+    wrapper) and on a sharded model, each tensor gathered whole (collective then: every
+    rank calls it).
 
     Args:
         model: The model with peft's LoRA layers.
         directory: Where to write (created).
-        dtype: The tensors' dtype in the file (None: as they are).
-        gather: Makes a sharded tensor whole (e.g. ``sharding.full_tensor``).
+        dtype: The tensors' dtype in the file (default: the dtype a sharded model
+            computes in, else as they are).
+        gather: Makes a sharded tensor whole (default: ``sharding.full_tensor``, which
+            leaves a whole tensor as it is).
         base_model: Written as the config's ``base_model_name_or_path`` (vLLM's
             filesystem resolver loads an adapter only for the base model it names).
 
@@ -177,6 +179,10 @@ def write_adapter(
     """
     from safetensors.torch import save_file
 
+    from .sharding import full_tensor
+
+    gather = gather or full_tensor
+    dtype = dtype if dtype is not None else getattr(model, "_spade_compute_dtype", None)
     configs = getattr(model, "peft_config", None) or {}
     if ADAPTER_NAME not in configs:
         raise LoRAError(f"{type(model).__name__} carries no LoRA adapter to write.")
@@ -184,7 +190,7 @@ def write_adapter(
     for name, param in model.named_parameters():
         if ".lora_" not in name:
             continue
-        value = param.detach() if gather is None else gather(param.detach())
+        value = gather(param.detach())
         if dtype is not None:
             value = value.to(dtype)
         # peft's file names: the wrapper's prefix, without the adapter's name.

@@ -238,7 +238,7 @@ def push_weights(generator: Any, model: Any) -> bool:
     from ..llm import TransformersChatModel, VLLMChatModel
     from ..llm.vllm_server import VLLMServerModel
     from .adapters import merged_weights, write_adapter
-    from .sharding import full_tensor, full_weights
+    from .sharding import full_weights
 
     inner = getattr(generator, "inner", generator)
     sharded = any(hasattr(p, "full_tensor") for p in model.parameters())
@@ -258,12 +258,7 @@ def push_weights(generator: Any, model: Any) -> bool:
         if inner.asleep:
             inner.wake_up()
         directory = inner.new_adapter_dir()
-        write_adapter(
-            model,
-            directory,
-            dtype=getattr(model, "_spade_compute_dtype", None),
-            gather=full_tensor if sharded else None,
-        )
+        write_adapter(model, directory)
         inner.load_adapter(directory)
         return True
     weights = merged_weights(model, full_weights(model) if sharded else None)
@@ -282,25 +277,17 @@ def _push_to_pool(pool: Any, model: Any, sharded: bool) -> None:
 
     from . import distributed
     from .adapters import write_adapter
-    from .sharding import full_tensor
 
     main = distributed.current_rank() == 0
     # Rank 0 names it; every rank then asks for it by that name.
     name = distributed.all_gather_objects(pool.next_adapter_name() if main else None)[0]
-    dtype = getattr(model, "_spade_compute_dtype", None)
     if main:
         directory = pool.adapter_dir(name)
-        write_adapter(
-            model,
-            directory,
-            dtype=dtype,
-            gather=full_tensor if sharded else None,
-            base_model=pool.base_model(),
-        )
+        write_adapter(model, directory, base_model=pool.base_model())
         pool.load_adapter(name, directory)
     elif sharded:  # the gather is collective: every rank takes part, rank 0 alone keeps it
         with tempfile.TemporaryDirectory() as scratch:
-            write_adapter(model, scratch, dtype=dtype, gather=full_tensor)
+            write_adapter(model, scratch)
     distributed.barrier()
     if not main:
         pool.use_adapter(name)

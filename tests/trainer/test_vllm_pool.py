@@ -13,11 +13,10 @@ import yaml
 
 from spade_envs.llm import LLMConfigError, SamplingParams, TransformersChatModel
 from spade_envs.llm.vllm_server import VLLMServerModel
-from spade_envs.trainer.learner import GRPOConfig, Learner
 from spade_envs.trainer.models import push_weights
 
 from ..vllm_support import CPU_SERVER_ARGS, VLLM_MARKS, free_port, serving
-from .test_vllm_sync import GREEDY, QUESTIONS, _samples
+from .test_vllm_sync import GREEDY, QUESTIONS, _samples, lora_learner
 
 pytestmark = VLLM_MARKS
 
@@ -64,12 +63,7 @@ def trained(smollm2_hf, pool, exchange):
     conversations = [[{"role": "user", "content": q}] for q in QUESTIONS]
     before = [c.token_ids for c in generator.generate(conversations, GREEDY)]
     assert before == [c.token_ids for c in trainer.generate(conversations, GREEDY)]
-    learner = Learner(
-        trainer.model,
-        GRPOConfig(learning_rate=3e-2, lora_rank=8, micro_batch=8),
-        seed=0,
-        pad_token_id=trainer.tokenizer.pad_token_id or 0,
-    )
+    learner = lora_learner(trainer)
     names = []
     for _ in range(2):
         # The pool's sampled replies come with token ids and log-probs to learn from.

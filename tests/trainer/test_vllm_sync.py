@@ -42,6 +42,17 @@ def _samples(engine, trainer) -> list[Sample]:
     ]
 
 
+def lora_learner(trainer) -> Learner:
+    """A LoRA learner (rank 8) on the trainer's model, with a rate that moves greedy
+    replies in a step or two."""
+    return Learner(
+        trainer.model,
+        GRPOConfig(learning_rate=3e-2, lora_rank=8, micro_batch=8),
+        seed=0,
+        pad_token_id=trainer.tokenizer.pad_token_id or 0,
+    )
+
+
 @pytest.mark.parametrize(("lora_rank", "learning_rate"), [(0, 3e-4), (8, 3e-2)])
 def test_after_a_grpo_step_the_engine_generates_like_the_trained_model(
     vllm_engine, smollm2_hf, lora_rank, learning_rate
@@ -89,12 +100,7 @@ def test_a_lora_adapter_reaches_vllm_as_an_adapter_and_generates_like_the_traine
         conversations = [[{"role": "user", "content": q}] for q in QUESTIONS]
         before = [c.token_ids for c in engine.generate(conversations, GREEDY)]
         assert before == [c.token_ids for c in trainer.generate(conversations, GREEDY)]
-        learner = Learner(
-            trainer.model,
-            GRPOConfig(learning_rate=3e-2, lora_rank=8, micro_batch=8),
-            seed=0,
-            pad_token_id=trainer.tokenizer.pad_token_id or 0,
-        )
+        learner = lora_learner(trainer)
         for _ in range(2):  # two pushes: the second adapter replaces the first
             assert learner.step(_samples(engine, trainer))["grad_norm"] > 0
             assert push_weights(engine, learner.model)
