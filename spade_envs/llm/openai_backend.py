@@ -163,15 +163,19 @@ class OpenAIChatModel(ChatModel):
                 time.sleep(self.retry_backoff * (2**attempt))
                 attempt += 1
 
-    def _request_once(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
-        url = self.api_root + path
-        data = None if body is None else json.dumps(body).encode("utf-8")
+    def _headers(self, data: bytes | None) -> dict[str, str]:
+        """A request's headers: JSON, and the bearer token when there is one."""
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        return headers
+
+    def _request_once(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
+        url = self.api_root + path
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(url, data=data, headers=self._headers(data), method=method)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read(_MAX_BODY + 1)

@@ -154,11 +154,10 @@ class VLLMServerModel(OpenAIChatModel):
         Raises:
             LLMConfigError: The server cannot be reached.
         """
+        data = json.dumps(body).encode("utf-8")
+        # The same bearer token as generation: a server started with --api-key wants it.
         request = urllib.request.Request(
-            self._root + path,
-            data=json.dumps(body).encode("utf-8"),
-            headers={"Content-Type": "application/json"},
-            method="POST",
+            self._root + path, data=data, headers=self._headers(data), method="POST"
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as reply:
