@@ -330,7 +330,7 @@ def _show_provenance(provenance: Any) -> None:
                 f": latest win rate {float(latest['win_rate']):.2f}, "
                 f"hint gain {float(latest['hint_gain']):+.2f}"
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             numbers = ""
         text += f"; {len(stats)} play statistics there{numbers}"
     earlier = provenance.get("earlier")
@@ -426,6 +426,8 @@ def show(env_id: str, code: bool) -> None:
     Example:
       spade-envs show spade/NumberGuess-v1 --code
     """
+    from ..registry.records import one_line
+
     registry = open_registry()
     record = registry.get(env_id)
     for key in (
@@ -444,7 +446,9 @@ def show(env_id: str, code: bool) -> None:
     ):
         value = getattr(record, key)
         if value not in ("", (), None):
-            click.echo(f"{key:>11}: {value}")
+            # Imported text (a hint, a description) cannot move the cursor or fake a line.
+            text = value if isinstance(value, int) else one_line(str(value), 2000)
+            click.echo(f"{key:>11}: {text}")
         if key == "kind":
             click.echo(f"{'dialect':>11}: {dialect_label(record.source)}")
     if record.status == "quarantined":

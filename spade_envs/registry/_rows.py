@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,12 +109,16 @@ def check_row(row: Any, where: str) -> Row:
             f"{where}: the source of {label or 'this row'} does not match its sha256 (it was "
             "changed or corrupted after export); export it again."
         )
+    # What the row says of itself, and what its extra says of an earlier step (it was
+    # imported before): both bounded the same way, whichever the file fills in.
     provenance = _provenance(row, where)
-    if provenance:
-        earlier = extra.get("provenance")
-        if isinstance(earlier, dict):  # it was imported before: keep one step back
-            provenance["earlier"] = {k: v for k, v in earlier.items() if k != "earlier"}
-        extra = {**extra, "provenance": provenance}
+    earlier = extra.get("provenance")
+    earlier = _provenance(earlier, where) if isinstance(earlier, dict) else {}
+    if provenance and earlier:
+        provenance["earlier"] = earlier
+    extra = {k: v for k, v in extra.items() if k != "provenance"}
+    if provenance or earlier:
+        extra["provenance"] = provenance or earlier
     return Row(
         source,
         where=where,
@@ -139,7 +144,7 @@ _MAX_STATS = 50
 def _provenance(row: dict[str, Any], where: str) -> dict[str, Any]:
     """What the exporting registry said about this version: its ID, origin, status, run
     and play statistics (strings cut to 200 characters, at most 50 statistics entries of
-    numbers and short strings); empty for a row that says nothing of it."""
+    finite numbers and short strings); empty for a row that says nothing of it."""
     kept: dict[str, Any] = {
         k: row[k][:200] for k in PROVENANCE_FIELDS if isinstance(row.get(k), str) and row[k]
     }
@@ -158,9 +163,17 @@ def _provenance(row: dict[str, Any], where: str) -> dict[str, Any]:
                 {
                     k: (v[:200] if isinstance(v, str) else v)
                     for k, v in entry.items()
-                    if k in _STATS_FIELDS
-                    and (isinstance(v, (int, float, str)) and not isinstance(v, bool))
+                    if k in _STATS_FIELDS and _plain(v)
                 }
             )
         kept["play_stats"] = entries
     return kept
+
+
+def _plain(value: Any) -> bool:
+    """A short string, or a finite number a float holds (no bool, no 400-digit int)."""
+    if isinstance(value, str):
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) if isinstance(value, float) else abs(value) < 2**53

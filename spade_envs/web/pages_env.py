@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.parse
 from typing import Any
 
 from starlette.requests import Request
@@ -413,5 +414,6 @@ def spade_form(app: Any, request: Request, rest: str) -> Response:
     del app
     from .params import local_redirect
 
-    query = request.url.query
+    # The query goes on as sent, except what a local path may not hold (a raw backslash).
+    query = urllib.parse.quote(request.url.query, safe="=&%+;,/?:@!$'()*~-._")
     return local_redirect(f"/env/{rest}" + (f"?{query}" if query else ""), status=308)
