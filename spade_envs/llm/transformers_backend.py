@@ -132,6 +132,21 @@ def smollm2_hf_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers' own progress bars off while a model loads (a few seconds, drawn
+    three times over: the conversion, the weights, the shards), as they were before."""
+    from transformers.utils import logging as hf_logging
+
+    was_disabled = hf_logging.is_progress_bar_enabled() is False
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            hf_logging.enable_progress_bar()
+
+
 def _gguf_cache_key(gguf: Path) -> str:
     # Name, size and mtime identify a file version cheaply; hashing 100 MB+ on every
     # load would cost more than the cached load itself.
@@ -248,12 +263,15 @@ class TransformersChatModel(ChatModel):
         self._guide_lock = threading.Lock()
         self.loaded_from_cache = False
         started = time.perf_counter()
-        if gguf_file is None:
-            self.model_dir = path
-            self.model, self.tokenizer = self._load_dir(path)
-        else:
-            root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-            self.model, self.tokenizer = self._load_gguf(path / gguf_file, root)
+        with _no_progress_bars():
+            if gguf_file is None:
+                self.model_dir = path
+                self.model, self.tokenizer = self._load_dir(path)
+            else:
+                root = (
+                    Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+                )
+                self.model, self.tokenizer = self._load_gguf(path / gguf_file, root)
         self.load_seconds = time.perf_counter() - started
         self.parameter_count = sum(int(p.numel()) for p in self.model.parameters())
         self._prepare()

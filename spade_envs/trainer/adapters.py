@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,11 @@ def add_adapters(
         bias="none",
         task_type="CAUSAL_LM",
     )
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        # peft asks transformers for a renamed attribute: a FutureWarning no user acts on.
+        warnings.filterwarnings(
+            "ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning
+        )
         torch.manual_seed(seed)
         return peft.get_peft_model(model, config, adapter_name=ADAPTER_NAME)
 
