@@ -42,6 +42,7 @@ import contextlib
 import copy
 import inspect
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -605,4 +606,8 @@ class Learner:
         """
         if self.adapters is None:
             raise GRPOConfigError("This learner has no LoRA adapter (lora_rank = 0) to save.")
-        self.adapters.save_pretrained(str(directory))
+        with warnings.catch_warnings():
+            # peft looks for the base model's config.json to see if the vocabulary grew;
+            # the packaged GGUF model has none, and the adapters never change the vocabulary.
+            warnings.filterwarnings("ignore", "Could not find a config file", UserWarning)
+            self.adapters.save_pretrained(str(directory))
