@@ -9,6 +9,12 @@ one that hangs in its first step, and one that computes for ~0.3 s in every step
 call is within its limit; only the per-check wall clock stops it). Sleeping is no longer
 such a case: the worker's clock is virtual, so ``time.sleep`` returns at once.
 
+Then the same run's comparison of how workers start: the seed corpus validated at
+``fast`` by one validator whose workers are forked from zygotes (the default) and by one
+whose workers all start cold (``SandboxConfig(zygote=False)``, how every worker started
+before zygotes), one after the other in this process: throughput, and worker start-up's
+share of validation time (zygotes' own start-up included).
+
     python benchmarks/validation_throughput.py [--budgets fast default thorough]
 """
 
@@ -20,7 +26,7 @@ import statistics
 import textwrap
 import time
 
-from spade_envs.sandbox import Worker
+from spade_envs.sandbox import SandboxConfig, Worker
 from spade_envs.seeds import seed_names, seed_source
 from spade_envs.validation import Validator, validate_many
 from spade_envs.validation.validator import validation_config
@@ -77,6 +83,7 @@ def main() -> None:
         for report in reports:
             if not report.passed:  # a seed must never be rejected: say which and why
                 print(f"   REJECTED {report.env_name}: {report.feedback()[:300]}")
+    compare_startup(sources)
     # static_gate=False: `import time` would be refused before the sandbox is reached.
     with Validator("fast", pool_size=2, static_gate=False) as validator:
         validator.pool.wait_ready()
@@ -91,6 +98,28 @@ def main() -> None:
             reason = next((c.reason for c in report.failures), "")[:90]
             verdict = "rejected" if not report.passed else "ACCEPTED"
             print(f"an env that {label}: {verdict} in {seconds:.1f} s at fast ({reason})")
+
+
+def compare_startup(sources: list[str]) -> None:
+    """Zygote-forked workers against cold ones: the same corpus, one validator each."""
+    print("worker start-up, one validator, the seed corpus at fast (same run):")
+    rates = {}
+    for label, zygote in (("cold workers", False), ("zygote workers", True)):
+        with Validator("fast", config=SandboxConfig(zygote=zygote), pool_size=2) as validator:
+            begin = time.perf_counter()
+            reports = [validator.validate(source) for source in sources]
+            wall = time.perf_counter() - begin
+            pool = validator.pool
+        start = sum(r.timings.get("worker_start", 0.0) for r in reports) + pool.zygote_start_seconds
+        checks = sum(r.timings.get("checks", 0.0) for r in reports)
+        rates[label] = len(reports) / wall
+        print(
+            f"  {label:<15} {rates[label]:>5.2f} envs/s"
+            f"  start share {start / (start + checks):>4.0%}"
+            f"  ({pool.forked_starts} forked, {pool.zygote_starts} zygotes, "
+            f"{sum(r.passed for r in reports)}/{len(reports)} valid)"
+        )
+    print(f"  zygote / cold throughput: {rates['zygote workers'] / rates['cold workers']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,9 @@ class SandboxConfig:
             installs seccomp (an environment's extra dependencies).
         read_only_paths: Extra paths the worker may read (bound read-only under
             bubblewrap, which otherwise shows only the interpreter and this package).
+        zygote: Fork workers from pre-imported zygote processes (under bubblewrap only;
+            each worker still gets namespaces, a uid, limits and seccomp of its own)
+            instead of starting a new interpreter for each. False: every worker cold.
         insecure_no_isolation: Start workers even when neither bubblewrap nor seccomp is
             in effect (only rlimits, a dropped uid when root). Untrusted code could then
             read what this user reads and open sockets; off by default, and a worker
@@ -81,6 +84,7 @@ class SandboxConfig:
     extra_env: dict[str, str] = field(default_factory=dict)
     preload: tuple[str, ...] = ()
     read_only_paths: tuple[str, ...] = ()
+    zygote: bool = True
     insecure_no_isolation: bool = False
 
     def __post_init__(self) -> None:

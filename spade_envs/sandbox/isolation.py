@@ -23,7 +23,14 @@ from pathlib import Path
 from ..error import SandboxUnavailable
 from .config import SandboxConfig
 
-__all__ = ["SandboxWarning", "Capabilities", "capabilities", "worker_command", "worker_environment"]
+__all__ = [
+    "SandboxWarning",
+    "Capabilities",
+    "capabilities",
+    "worker_command",
+    "worker_environment",
+    "zygote_command",
+]
 
 log = logging.getLogger("spade_envs.sandbox")
 
@@ -217,7 +224,10 @@ def _bind_with_parents(path: str, made: set[str]) -> list[str]:
     return args + ["--ro-bind", path, path]
 
 
-def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str]:
+def _bubblewrap_args(
+    config: SandboxConfig, layers: dict[str, bool], capabilities: tuple[str, ...] | None = None
+) -> list[str]:
+    """bubblewrap's arguments up to its ``--``; ``capabilities`` replaces the uid-drop's."""
     args = [shutil.which("bwrap") or "bwrap"]
     system: list[str] = []
     for directory in _SYSTEM_DIRS:
@@ -251,9 +261,11 @@ def _bubblewrap_args(config: SandboxConfig, layers: dict[str, bool]) -> list[str
     ]
     if os.geteuid() != 0:
         args.append("--unshare-user")
-    elif layers["drop_uid"]:
+    if capabilities is None and os.geteuid() == 0 and layers["drop_uid"]:
         # The worker drops to an unprivileged uid itself, once its imports are done.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        capabilities = ("CAP_SETUID", "CAP_SETGID")
+    for capability in capabilities or ():
+        args += ["--cap-add", capability]
     for key, value in worker_environment(config).items():
         args += ["--setenv", key, value]
     return args + ["--"]
@@ -313,11 +325,7 @@ def _permuted(value: int) -> int:
     return (left << 15) | right
 
 
-def worker_command(
-    config: SandboxConfig, *, debug: bool = False
-) -> tuple[list[str], dict[str, bool]]:
-    """The argv that starts a worker, and the layers it will have."""
-    layers = effective_layers(config)
+def _worker_settings(config: SandboxConfig, layers: dict[str, bool], debug: bool) -> dict:
     # Only what the worker itself needs: no timeouts (the parent enforces them) or other
     # settings that would tell a validation worker from a play worker.
     settings = {key: getattr(config, key) for key in _WORKER_SETTINGS}
@@ -329,9 +337,42 @@ def worker_command(
         private_files=layers["bubblewrap"],
         debug=debug,
     )
+    return settings
+
+
+def worker_command(
+    config: SandboxConfig, *, debug: bool = False
+) -> tuple[list[str], dict[str, bool]]:
+    """The argv that starts a worker, and the layers it will have."""
+    layers = effective_layers(config)
+    settings = _worker_settings(config, layers, debug)
     if settings["uid"] is None:
         settings["uid"] = worker_uid()
     python = [sys.executable, "-s", "-B", "-m", "spade_envs.sandbox.worker", json.dumps(settings)]
     if layers["bubblewrap"]:
         return _bubblewrap_args(config, layers) + python, layers
     return python, layers
+
+
+#: What a zygote needs to give each forked worker namespaces and mounts of its own, and
+#: to empty its capability bounding set; every worker gives them all up before it serves.
+ZYGOTE_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETPCAP", "CAP_SETUID", "CAP_SETGID")
+
+
+def zygote_command(
+    config: SandboxConfig, *, debug: bool = False
+) -> tuple[list[str], dict[str, bool]] | None:
+    """The argv that starts a zygote, and the layers of its workers; None without bubblewrap.
+
+    A zygote runs only under bubblewrap: its workers' private ``/tmp`` and namespaces are
+    made inside bubblewrap's view of the file system.
+    """
+    layers = effective_layers(config)
+    if not layers["bubblewrap"]:
+        return None
+    settings = _worker_settings(config, layers, debug)
+    settings["tmp_size_mb"] = config.tmp_size_mb
+    python = [
+        sys.executable, "-s", "-B", "-m", "spade_envs.sandbox.zygote_server", json.dumps(settings)
+    ]  # fmt: skip
+    return _bubblewrap_args(config, layers, ZYGOTE_CAPABILITIES) + python, layers

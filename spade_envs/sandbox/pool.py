@@ -4,6 +4,12 @@ Workers are single-use: a worker that hosted one environment is killed when the
 environment closes. The pool keeps ``size`` fresh workers ready, starting new ones
 in a background thread, and compiles each module once, here in the parent, so every
 environment of it loads the same code object.
+
+Under bubblewrap (``SandboxConfig.zygote``) workers are forked from two zygotes
+(:mod:`~spade_envs.sandbox.zygote`) instead of started cold: a fork costs a fraction of
+an interpreter's start-up. Two, so that :meth:`WorkerPool.acquire` can hand out workers
+of different lineages (address-space layouts) when asked, as the validator asks for its
+second worker.
 """
 
 from __future__ import annotations
@@ -12,18 +18,26 @@ import atexit
 import base64
 import collections
 import hashlib
+import logging
 import marshal
 import threading
 import weakref
+from collections.abc import Iterable
 
 from ..error import EnvCodeError, SandboxError
 from .config import SandboxConfig
+from .isolation import zygote_command
 from .process import Worker
+from .zygote import Zygote
 
-__all__ = ["MODULE_FILENAME", "WorkerPool", "default_pool"]
+__all__ = ["MODULE_FILENAME", "ZYGOTES", "WorkerPool", "default_pool"]
+
+log = logging.getLogger("spade_envs.sandbox")
 
 #: The ``__file__`` and code file name of every environment module in a worker.
 MODULE_FILENAME = "<spade-env>"
+#: Zygotes per pool: two lineages, so a worker can always be had from another one.
+ZYGOTES = 2
 
 
 class WorkerPool:
@@ -46,6 +60,16 @@ class WorkerPool:
         self._code: dict[str, str] = {}
         self.cold_starts = 0
         self.warm_starts = 0
+        #: Workers forked from a zygote (a subset of the warm and cold starts).
+        self.forked_starts = 0
+        #: Why workers start cold although zygotes were asked for ("" while they work).
+        self.zygote_error = "" if self.config.zygote else "switched off (SandboxConfig.zygote)"
+        #: Zygotes started, and the seconds their start-up took (paid once, not per worker).
+        self.zygote_starts = 0
+        self.zygote_start_seconds = 0.0
+        self._zygotes: list[Zygote] = []
+        self._zygote_lock = threading.Lock()
+        self._next_zygote = 0
         self._thread: threading.Thread | None = None
         _live_pools.add(self)
         if size:
@@ -54,6 +78,52 @@ class WorkerPool:
             )
             self._thread.start()
 
+    # ----- zygotes ---------------------------------------------------------------------------
+    def _zygote(self, avoid: set[object]) -> Zygote | None:
+        """A live zygote whose lineage is not in ``avoid`` (started if need be), or None."""
+        if self.zygote_error:
+            return None
+        if zygote_command(self.config) is None:
+            self.zygote_error = "no bubblewrap (a zygote runs only under it)"
+            return None
+        with self._zygote_lock:
+            if self._closed:
+                return None
+            self._zygotes = [z for z in self._zygotes if z.alive]
+            allowed = [z for z in self._zygotes if z.lineage not in avoid]
+            if not allowed and len(self._zygotes) < ZYGOTES:
+                # Started when first needed: a pool that opens one environment pays for
+                # one zygote, as it would for one cold worker.
+                try:
+                    self._zygotes.append(Zygote(self.config))
+                    self.zygote_starts += 1
+                    self.zygote_start_seconds += self._zygotes[-1].start_seconds
+                except SandboxError as exc:
+                    self.zygote_error = str(exc)
+                    log.warning("sandbox workers will start cold (slower): %s", exc)
+                    return None
+                allowed = self._zygotes[-1:]
+            if not allowed:
+                return None
+            self._next_zygote += 1
+            return allowed[self._next_zygote % len(allowed)]
+
+    def _start(self, avoid: set[object]) -> Worker:
+        """A new worker: forked from a zygote outside ``avoid``, else started cold."""
+        zygote = self._zygote(avoid)
+        if zygote is not None:
+            try:
+                worker = Worker(self.config, zygote=zygote)
+            except SandboxError:
+                if zygote.alive:
+                    raise
+                # The zygote died (the machine killed it): start cold this once.
+            else:
+                self.forked_starts += 1
+                return worker
+        return Worker(self.config)
+
+    # ----- workers ---------------------------------------------------------------------------
     def _refill(self) -> None:
         while True:
             with self._wake:
@@ -62,7 +132,7 @@ class WorkerPool:
                 if self._closed:
                     return
             try:
-                worker = Worker(self.config)
+                worker = self._start(set())
             except SandboxError:
                 with self._wake:
                     self._wake.wait(timeout=1.0)  # do not spin if workers cannot start
@@ -74,11 +144,20 @@ class WorkerPool:
                 self._ready.append(worker)
                 self._wake.notify_all()
 
-    def acquire(self) -> Worker:
-        """A started worker: a warm one when available, else one started now."""
+    def acquire(self, distinct_from: Iterable[Worker] = ()) -> Worker:
+        """A started worker: a warm one when available, else one started now.
+
+        Args:
+            distinct_from: Workers the new one must not share a lineage with (a zygote's
+                workers share its address-space layout, so ``id()`` values can repeat
+                among them; a cold worker is a lineage of its own).
+        """
+        avoid = {worker.lineage for worker in distinct_from}
         with self._wake:
-            while self._ready:
-                worker = self._ready.popleft()
+            for worker in list(self._ready):
+                if worker.lineage in avoid:
+                    continue
+                self._ready.remove(worker)
                 self._wake.notify_all()
                 if worker.alive:
                     self.warm_starts += 1
@@ -87,7 +166,7 @@ class WorkerPool:
             if self._closed:
                 raise SandboxError("this WorkerPool is closed; create a new one.")
         self.cold_starts += 1
-        return Worker(self.config)
+        return self._start(avoid)
 
     def wait_ready(self, timeout: float = 30.0) -> bool:
         """Block until the pool holds ``size`` ready workers (for benchmarks and tests)."""
@@ -135,7 +214,7 @@ class WorkerPool:
         return code
 
     def close(self) -> None:
-        """Stop the idle workers and the refill thread."""
+        """Stop the idle workers, the refill thread and the zygotes (workers in use live on)."""
         with self._wake:
             self._closed = True
             workers = list(self._ready)
@@ -143,6 +222,10 @@ class WorkerPool:
             self._wake.notify_all()
         for worker in workers:
             worker.kill()
+        with self._zygote_lock:
+            zygotes, self._zygotes = self._zygotes, []
+        for zygote in zygotes:
+            zygote.close()
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -27,6 +27,7 @@ from ..error import (
 from .config import SandboxConfig
 from .isolation import worker_command, worker_environment
 from .wire import Channel, encode
+from .zygote import ForkedProcess, Zygote
 
 __all__ = ["Worker"]
 
@@ -142,19 +143,34 @@ class Worker:
     that ran in it may have changed anything inside the process.
     """
 
-    def __init__(self, config: SandboxConfig | None = None, *, debug: bool = False):
+    def __init__(
+        self,
+        config: SandboxConfig | None = None,
+        *,
+        debug: bool = False,
+        zygote: Zygote | None = None,
+    ):
         self.config = config or SandboxConfig()
         #: Wall-clock limit of a call that names none (the config's, unless changed).
         self.call_timeout = self.config.call_timeout
-        command, self.layers = worker_command(self.config, debug=debug)
         self.broken_reason = ""
         self._pending: tuple[str, float, float] | None = None
+        self._tree_leaf: int | None = None
         started = time.monotonic()
+        if zygote is not None:
+            self.layers = dict(zygote.layers)
+            #: Workers of one lineage (one zygote) share an address-space layout.
+            self.lineage: object = zygote.lineage
+            self._process: Any = zygote.fork(started + self.config.start_timeout)[0]
+            self._tree_leaf = self._process.pid
+            self._hello(started, None)
+            return
+        self.lineage = object()
+        command, self.layers = worker_command(self.config, debug=debug)
         cwd = None if self.layers["bubblewrap"] else tempfile.gettempdir()
         # The worker writes to this file only until it is ready (then stderr goes to
         # /dev/null), so a worker that cannot start can say why.
         startup_log = None if debug else tempfile.TemporaryFile()
-        self._tree_leaf: int | None = None
         try:
             self._process = _spawner.popen(
                 command,
@@ -172,6 +188,10 @@ class Worker:
             raise SandboxStartFailed(
                 f"the sandbox worker could not be started ({command[0]}): {exc}"
             ) from None
+        self._hello(started, startup_log)
+
+    def _hello(self, started: float, startup_log: Any) -> None:
+        """Wait for the worker's start-up message; record the layers it reports."""
         os.set_blocking(self._process.stdin.fileno(), False)
         self._channel = Channel(self._process.stdout.fileno(), self._process.stdin.fileno())
         try:
@@ -212,6 +232,11 @@ class Worker:
             return None
         # fields[11] and [12] are utime and stime (fields 14 and 15 of proc(5)).
         return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+    @property
+    def _via_bwrap(self) -> bool:
+        """Is the process we watch bubblewrap (which reports signal N as 128 + N)?"""
+        return self.layers["bubblewrap"] and not isinstance(self._process, ForkedProcess)
 
     @property
     def pid(self) -> int:
@@ -293,7 +318,7 @@ class Worker:
                 self._process.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 self.kill()
-            how = _signal_name(self._process.returncode, via_bwrap=self.layers["bubblewrap"])
+            how = _signal_name(self._process.returncode, via_bwrap=self._via_bwrap)
             self._fail(f"the worker died during {op}() ({how})")
             raise SandboxCrashed(f"the sandbox worker died during {op}(): {how}") from None
         except SandboxProtocolError as exc:
@@ -308,10 +333,11 @@ class Worker:
     def kill(self) -> None:
         """Stop the worker now (SIGKILL); safe to call more than once."""
         if self._process.poll() is None:
-            try:
-                os.killpg(self._process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            if not isinstance(self._process, ForkedProcess):  # bubblewrap and its children
+                try:
+                    os.killpg(self._process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
             try:
                 self._process.kill()
             except ProcessLookupError:

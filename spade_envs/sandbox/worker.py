@@ -428,18 +428,25 @@ def _plain(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def main() -> None:
-    settings = json.loads(sys.argv[1])
-    debug = bool(settings.get("debug"))
-    fd_in, fd_out = os.dup(0), os.dup(1)
+def quiet_stdio() -> tuple[int, _BoundedSink]:
+    """Point stdin and stdout at /dev/null and ``sys.stdout`` at a bounded sink.
+
+    Returns /dev/null's descriptor (stderr goes there once the worker is ready).
+    """
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     sink = _BoundedSink()
     sys.stdout = sink
     sys.stdin = None
-    # Until the worker is ready, stderr stays the parent's start-up log: a worker that
-    # cannot start says why there (an import error, a failed uid drop).
+    return devnull, sink
+
+
+def preload(settings: dict[str, Any]) -> None:
+    """Import what every worker needs, while the whole interpreter can still be read.
+
+    A cold worker does this itself; a zygote does it once for all the workers it forks.
+    """
     for name in (*PRELOAD, *MATH_VERIFY_STDLIB):
         __import__(name)
     for name in settings.get("preload", ()):
@@ -447,17 +454,32 @@ def main() -> None:
     if settings["seccomp"]:
         import pyseccomp  # noqa: F401  (finds libseccomp through ldconfig: before the drop)
 
-        from spade_envs.sandbox import seccomp
+        from spade_envs.sandbox import seccomp  # noqa: F401
     os.environ["SPADE_ENVS_SANDBOX_WORKER"] = "1"  # no Gymnasium ID lookups in a worker
     import spade_envs  # noqa: F401  (protocol classes, before the uid drop)
     from spade_envs.core import game_env, loader, metadata  # noqa: F401
+    from spade_envs.sandbox import vclock, wire  # noqa: F401
+
+
+def enter(
+    settings: dict[str, Any],
+    fd_in: int,
+    fd_out: int,
+    devnull: int,
+    sink: _BoundedSink,
+    layers: dict[str, Any] | None = None,
+) -> None:
+    """Lock this process down (virtual clock, uid, limits, seccomp), say ready, serve.
+
+    ``layers`` adds what the caller already put in place (a forked worker's namespaces).
+    """
     from spade_envs.sandbox import vclock, wire
 
     # Before any environment code, while the standard library can still be read: every
     # Python-level clock the environment can reach becomes the virtual one.
     clock = vclock.install()
     _disarm_alarm()
-    layers = {"uid": os.getuid()}
+    layers = {**(layers or {}), "uid": os.getuid()}
     if settings["drop_uid"] and os.getuid() == 0:
         _drop_privileges(settings["uid"], settings["gid"])
         layers["uid"] = os.getuid()
@@ -466,15 +488,27 @@ def main() -> None:
     layers["rlimits"] = settings["rlimits"]
     layers["seccomp"] = False
     if settings["seccomp"]:
+        from spade_envs.sandbox import seccomp
+
         seccomp.install(writable_files=bool(settings.get("private_files")))
         layers["seccomp"] = True
     layers["pid"] = os.getpid()
-    if not debug:
+    if not settings.get("debug"):
         os.dup2(devnull, 2)
         sys.stderr = sink
     channel = wire.Channel(fd_in, fd_out)
     channel.send({"ready": True, "layers": layers})
     serve(channel, _Host(sink, clock), settings["max_message_bytes"])
+
+
+def main() -> None:
+    settings = json.loads(sys.argv[1])
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull, sink = quiet_stdio()
+    # Until the worker is ready, stderr stays the parent's start-up log: a worker that
+    # cannot start says why there (an import error, a failed uid drop).
+    preload(settings)
+    enter(settings, fd_in, fd_out, devnull, sink)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ class Subject:
     """Sandboxed instances of one environment, opened on demand by the checks.
 
     Args:
-        open_worker: Starts a worker with the module loaded; returns it and the load
+        open_worker: Starts a worker with the module loaded, of a lineage none of the
+            given workers has (see ``WorkerPool.acquire``); returns it and the load
             metadata (already checked by the sandbox).
         config: The sandbox configuration of those workers.
         budget: The validation budget (per-call CPU limit, per-check wall limit).
@@ -57,7 +58,7 @@ class Subject:
 
     def __init__(
         self,
-        open_worker: Callable[[], tuple[Worker, dict[str, Any]]],
+        open_worker: Callable[[list[Worker]], tuple[Worker, dict[str, Any]]],
         config: SandboxConfig,
         budget: Budget,
         *,
@@ -111,7 +112,13 @@ class Subject:
         if worker is None or not worker.alive:
             if worker is not None:
                 worker.kill()
-            worker, meta = self._open_worker()
+            # Another lineage than the main worker's (the clean and hinted ones are compared
+            # with it): forked from one zygote, two workers could agree on id() values
+            # where two processes would not. Two lineages suffice, so every role gets a
+            # forked worker: no role may run in a process of another kind than the rest.
+            pair = "clean" if role == "main" else "main"
+            others = [self._workers[pair]] if pair in self._workers else []
+            worker, meta = self._open_worker(others)
             self._workers[role] = worker
             self._untouched.add(id(worker))
             if not self.meta:

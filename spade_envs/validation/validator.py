@@ -166,10 +166,15 @@ class Validator:
         )
 
     def _open(
-        self, source: str, filename: str, info: StaticInfo, timings: dict[str, float]
+        self,
+        source: str,
+        filename: str,
+        info: StaticInfo,
+        timings: dict[str, float],
+        distinct_from: list[Worker] | None = None,
     ) -> tuple[Worker, dict[str, Any]]:
         start = time.perf_counter()
-        worker = self.pool.acquire()
+        worker = self.pool.acquire(distinct_from=distinct_from or ())
         timings["sandbox_start"] += time.perf_counter() - start
         # What starting this worker cost, even when a warm pool paid it in the background.
         timings["worker_start"] = timings.get("worker_start", 0.0) + worker.start_seconds
@@ -216,7 +221,7 @@ class Validator:
                 for n in (*DYNAMIC_CHECKS, *HINT_CHECKS)
             ]
         subject = Subject(
-            lambda: self._open(source, filename, info, timings),
+            lambda others: self._open(source, filename, info, timings, others),
             self.config,
             self.budget,
             is_game=info.kind == "game",

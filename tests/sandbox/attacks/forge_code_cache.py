@@ -47,7 +47,7 @@ def _worker_globals():
     except LookupError as exc:
         frame = exc.__traceback__.tb_frame
     while frame is not None:
-        if frame.f_globals.get("__name__") == "__main__":
+        if "marshal" in frame.f_globals:  # the serve loop module
             return frame.f_globals
         frame = frame.f_back
     return {}

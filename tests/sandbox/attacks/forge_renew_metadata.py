@@ -23,7 +23,7 @@ def _worker_module_globals():
     except LookupError as exc:
         frame = exc.__traceback__.tb_frame
     while frame is not None:
-        if frame.f_globals.get("__name__") == "__main__":
+        if "_Host" in frame.f_globals:  # the serve loop module
             return frame.f_globals
         frame = frame.f_back
     return {}

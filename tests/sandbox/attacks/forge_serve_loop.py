@@ -1,10 +1,11 @@
 # attack: forgery expect: rejected [trivial]
 """Forgery: rewrite the worker's serve loop operations from inside.
 
-The worker runs as ``python -m spade_envs.sandbox.worker``, so its live module is
-``__main__`` (importing spade_envs.sandbox.worker would give a second, idle copy). The
-frames above this code lead to it; its ``_Host`` class is patched so that step() always
-answers a win, claims() says nothing is won at reset, and renew() keeps the old instance.
+A cold worker runs as ``python -m spade_envs.sandbox.worker``, so its live module is
+``__main__`` (importing spade_envs.sandbox.worker would give a second, idle copy); a worker
+forked from a zygote serves from the imported module. The frames above this code lead to
+the live one either way; its ``_Host`` class is patched so that step() always answers a
+win, claims() says nothing is won at reset, and renew() keeps the old instance.
 Whatever the worker answers, the validating process judges: an environment whose every
 step wins is rejected by the trivial-policy check.
 """
@@ -18,7 +19,7 @@ def _worker_module_globals():
     except LookupError as exc:
         frame = exc.__traceback__.tb_frame
     while frame is not None:
-        if frame.f_globals.get("__name__") == "__main__":
+        if "_Host" in frame.f_globals:  # the serve loop's module, whatever its name
             return frame.f_globals
         frame = frame.f_back
     return {}
