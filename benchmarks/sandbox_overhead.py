@@ -2,7 +2,8 @@
 
 Prints:
   1. median step time in-process and sandboxed, and their difference (target < 100 us);
-  2. median open time of a sandboxed env from a warm pool (target < 20 ms) and cold;
+  2. median open time of a sandboxed env from a warm pool (target < 20 ms), with no
+     worker ready (forked from a zygote), and cold (a new interpreter per worker);
   3. throughput of 16 sandboxed envs stepped concurrently (``SandboxVectorEnv``: one
      worker per core; and ``step_all``: one worker per env) against gymnasium's
      ``AsyncVectorEnv`` running the same 16 envs unsandboxed (target: >= 1x);
@@ -152,13 +153,25 @@ def main() -> None:
         f"   without seccomp:   {plain * 1e6:8.1f} us   (the allow-list filter costs "
         f"{(remote - plain) * 1e6:+.1f} us a step)"
     )
-    with WorkerPool(size=0) as cold_pool:
+    # Opening with no worker ready: forked from a zygote (the default; the pool's zygote
+    # is started before timing, as a pool's first open pays for it once) against a new
+    # interpreter per worker (zygote=False, how every worker started before zygotes).
+    with WorkerPool(size=0) as forked_pool:
+        forked_pool.acquire().kill()
+        forked = open_times(args.env, forked_pool, max(3, args.opens // 2))
+        zygote_start = forked_pool.zygote_start_seconds
+    with WorkerPool(SandboxConfig(zygote=False), size=0) as cold_pool:
         cold = open_times(args.env, cold_pool, max(3, args.opens // 4))
     print(
         f"2. open, warm pool:   {statistics.median(warm) * 1e3:8.1f} ms (median of {len(warm)}; "
         "target < 20 ms)"
     )
+    print(
+        f"   open, forked:      {statistics.median(forked) * 1e3:8.1f} ms (median of "
+        f"{len(forked)}; the zygote itself started in {zygote_start * 1e3:.0f} ms, once)"
+    )
     print(f"   open, cold:        {statistics.median(cold) * 1e3:8.1f} ms (median of {len(cold)})")
+    print(f"   cold / forked:     {statistics.median(cold) / statistics.median(forked):8.1f}x")
 
     with WorkerPool(size=2) as door_pool:
         raw = open_seed(args.env, pool=door_pool)

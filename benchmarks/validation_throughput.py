@@ -9,7 +9,9 @@ one that hangs in its first step, and one that computes for ~0.3 s in every step
 call is within its limit; only the per-check wall clock stops it). Sleeping is no longer
 such a case: the worker's clock is virtual, so ``time.sleep`` returns at once.
 
-Then the same run's comparison of how workers start: the seed corpus validated at
+(In those lines a worker's start is its fork; the two zygotes each validating process
+starts once are not counted there: the last table counts them.) Then the same run's
+comparison of how workers start: the seed corpus validated at
 ``fast`` by one validator whose workers are forked from zygotes (the default) and by one
 whose workers all start cold (``SandboxConfig(zygote=False)``, how every worker started
 before zygotes), one after the other in this process: throughput, and worker start-up's

@@ -168,7 +168,7 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
 #: Fresh, empty, writable file systems: /tmp (sized) and the usual runtime directories, so
 #: nothing of the host's (sockets in /run, files in /var/tmp or /dev/shm) is visible.
-_SCRATCH_DIRS = ("/run", "/var/run", "/var/tmp", "/dev/shm")
+SCRATCH_DIRS = ("/run", "/var/run", "/var/tmp", "/dev/shm")
 
 
 def needed_paths(config: SandboxConfig | None = None) -> list[str]:
@@ -241,9 +241,9 @@ def _bubblewrap_args(
             args += ["--ro-bind", file, file]
     args += ["--dev", "/dev", "--proc", "/proc"]
     args += ["--perms", "1777", "--size", str(config.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    for scratch in _SCRATCH_DIRS:
+    for scratch in SCRATCH_DIRS:
         args += ["--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", scratch]
-    made = {"/", "/tmp", "/etc", "/dev", "/proc", "/var", *_SCRATCH_DIRS, *system}
+    made = {"/", "/tmp", "/etc", "/dev", "/proc", "/var", *SCRATCH_DIRS, *system}
     for path in needed_paths(config):
         if not any(_inside(path, s) for s in system):
             args += _bind_with_parents(path, made)

@@ -41,6 +41,7 @@ import sys
 from typing import Any
 
 from spade_envs.sandbox import worker
+from spade_envs.sandbox.isolation import SCRATCH_DIRS
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -49,8 +50,6 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 PR_CAPBSET_DROP = 24
-#: The scratch directories bubblewrap made (``isolation._SCRATCH_DIRS``) and their sizes.
-SCRATCH = (("/run", 1), ("/var/tmp", 1), ("/dev/shm", 1))
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -83,10 +82,15 @@ def _private_filesystems(tmp_size_mb: int) -> None:
     # Nothing mounted here may propagate back to the zygote's namespace.
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
     flags = MS_NOSUID | MS_NODEV
+    # Every writable file system bubblewrap made for the zygote, made anew: one left
+    # shared would be a channel between siblings (and a trace of what ran before).
     _mount("tmpfs", "/tmp", "tmpfs", flags, f"size={tmp_size_mb * 1024 * 1024},mode=1777")
-    for directory, size_mb in SCRATCH:
+    for directory in SCRATCH_DIRS:
         if os.path.isdir(directory) and not os.path.islink(directory):
-            _mount("tmpfs", directory, "tmpfs", flags, f"size={size_mb * 1024 * 1024},mode=1777")
+            _mount("tmpfs", directory, "tmpfs", flags, f"size={1024 * 1024},mode=1777")
+    # bubblewrap's /dev has one devpts instance (its /dev/ptmx links into it): a new
+    # one, or ptys opened by one worker would show in its siblings' /dev/pts.
+    _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
 
 
 def _drop_bounding_set() -> None:

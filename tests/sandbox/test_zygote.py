@@ -90,6 +90,41 @@ def test_siblings_share_no_namespace_file_or_process(pool):
         assert a["uid"] != b["uid"]
 
 
+#: Leaves a mark in every place a worker may write, opens a pty, and reports what it found.
+MARKS = """
+found = {}
+for directory in ("/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"):
+    found[directory] = sorted(os.listdir(directory))
+    try:
+        open(directory + "/mark-" + str(os.getuid()), "w").write("x")
+    except OSError as exc:
+        found[directory + " write"] = type(exc).__name__
+found["/dev/pts"] = sorted(os.listdir("/dev/pts"))
+ptys = [os.open("/dev/ptmx", os.O_RDWR) for _ in range(3)]
+found["/dev/pts after"] = sorted(os.listdir("/dev/pts"))
+return repr(found), 0.0, False
+"""
+
+
+def test_siblings_share_no_writable_file_system_and_no_ptys(pool):
+    """A file system shared by siblings is a channel between environments (and a trace of
+    what the validator called before), as /var/run and /dev/pts once were."""
+    seen = []
+    for _ in range(2):
+        env = open_env(env_source(step=MARKS, header="import os"), pool=pool)
+        try:
+            env.reset(seed=0)
+            seen.append(eval(env.step("mark")[0]))  # a repr of lists of names
+        finally:
+            env.close()
+    first, second = seen
+    for directory in ("/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"):
+        assert second[directory] == [], (directory, second[directory])
+        assert f"{directory} write" not in first  # each is writable (a channel if shared)
+    assert second["/dev/pts"] == first["/dev/pts"]  # its own instance: none of the first's
+    assert len(first["/dev/pts after"]) == len(first["/dev/pts"]) + 3
+
+
 def test_one_zygote_repeats_addresses_so_the_validator_asks_for_another(pool):
     """Why ``acquire(distinct_from=...)`` exists: siblings agree on ``id()``, lineages don't."""
     first = pool.acquire()
