@@ -59,6 +59,14 @@ class RolloutConfig:
             sandboxed play is replayed in a fresh worker, and this share of the others;
             a divergence quarantines the version and voids its plays of the run
             (outcome ``audit_divergence``). ``None`` turns audits off.
+        episodes_per_worker: Most episodes one sandboxed instance plays: a play that
+            ended normally hands its worker to the next queued play of the same version
+            and hint (reset with that play's seed). A fresh worker all the same after a
+            failure, between hinted and unhinted plays (``hint()`` ran in one), and for
+            games. 1 opens a fresh worker for every play. Replay audits run in fresh
+            workers, so an environment that carries state from one episode to the next
+            diverges there; with audits off (``audit_share=None``) every play gets a
+            fresh worker.
     """
 
     isolation: Literal["sandbox", "none"] = "sandbox"
@@ -78,6 +86,7 @@ class RolloutConfig:
     max_action_chars: int = 8192
     sandbox: SandboxConfig | None = None
     audit_share: float | None = 0.1
+    episodes_per_worker: int = 8
 
     def __post_init__(self) -> None:
         def bad(what: str) -> SpadeError:
@@ -111,6 +120,14 @@ class RolloutConfig:
             or not 0.0 <= self.audit_share <= 1.0
         ):
             raise bad(f"audit_share must be None or within [0, 1], got {self.audit_share!r}.")
+        if (
+            isinstance(self.episodes_per_worker, bool)
+            or not isinstance(self.episodes_per_worker, int)
+            or self.episodes_per_worker < 1
+        ):
+            raise bad(
+                f"episodes_per_worker must be a positive int, got {self.episodes_per_worker!r}."
+            )
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
@@ -138,6 +155,8 @@ class RolloutStats:
         audits: Plays replayed by the audit.
         audit_seconds: Wall time of the replays.
         audit_failures: Replays that could not be run (no evidence either way).
+        reused_workers: Plays that took over the worker of an earlier play of the same
+            version (see ``RolloutConfig.episodes_per_worker``).
         quarantined: Versions quarantined by this run's audits.
     """
 
@@ -152,4 +171,5 @@ class RolloutStats:
     audits: int = 0
     audit_seconds: float = 0.0
     audit_failures: int = 0
+    reused_workers: int = 0
     quarantined: list[str] = dataclasses.field(default_factory=list)

@@ -87,6 +87,8 @@ class _Play:
         # the same version (code, knobs, seat) in a fresh worker.
         self.trace: Any = None
         self.reopen: Any = None
+        #: Episodes the environment's worker has played, this one included.
+        self.worker_episodes = 1
 
     def messages(self) -> list[dict[str, str]]:
         return self.episode.messages[self.seat]
@@ -181,6 +183,9 @@ class RolloutEngine:
         results: list[Episode | None] = [None] * len(specs)
         audited: dict[int, Any] = {}  # id(episode) -> runtime.audit.Recorded
         self._audited = audited
+        # Finished plays' environments waiting for the next play of the same version and
+        # hint flag: (env_id, hint) -> [(env, episodes played, reward top, win rule)].
+        self._idle: dict[tuple[str, bool], list[tuple[Any, int, float, str]]] = {}
         queue = list(enumerate(specs))
         queue.reverse()  # pop() from the end takes specs in order
         live: list[tuple[int, _Play]] = []
@@ -209,6 +214,10 @@ class RolloutEngine:
         finally:
             for _, play in live:
                 self._close(play)
+            for waiting in self._idle.values():
+                for env, *_ in waiting:
+                    _close_quietly(env)
+            self._idle.clear()
             if own_pool and pool is not None:
                 pool.close()
             self.stats.wall_seconds = time.perf_counter() - started
@@ -295,6 +304,13 @@ class RolloutEngine:
 
         cfg = self.config
         game = target.kind == "game"
+        waiting = self._idle.get((target.env_id, play.spec.hint))
+        if waiting:
+            play.env, done, play.reward_top, play.win_rule = waiting.pop()
+            play.worker_episodes = done + 1
+            self.stats.reused_workers += 1
+            self._start_single(play)
+            return
         play.env = open_source(
             target.source,
             env_id=target.env_id,
@@ -530,11 +546,31 @@ class RolloutEngine:
     # --------------------------------------------------------------- finishing
     def _close(self, play: _Play) -> None:
         if play.env is not None:
-            try:
-                play.env.close()
-            except Exception:  # a broken env may fail to close; the worker is killed anyway
-                pass
+            _close_quietly(play.env)
             play.env = None
+
+    def _keep(self, play: _Play) -> bool:
+        """Hand the play's worker to the next play of its version (see
+        ``RolloutConfig.episodes_per_worker``): only after a normal end, never for games
+        or in-process plays, never across the hint flag, and only while replay audits
+        run (they replay in fresh workers)."""
+        env = play.env
+        if (
+            env is None
+            or play.episode.failed
+            or play.target.kind == "game"
+            or self.config.isolation == "none"
+            or self.config.audit_share is None  # nothing would catch carried state
+            or play.worker_episodes >= self.config.episodes_per_worker
+            or getattr(env, "broken", True)
+        ):
+            return False
+        key = (play.target.env_id, play.spec.hint)
+        self._idle.setdefault(key, []).append(
+            (env, play.worker_episodes, play.reward_top, play.win_rule)
+        )
+        play.env = None
+        return True
 
     def _finish(self, play: _Play, progress: Progress | None) -> Episode:
         started = time.perf_counter()
@@ -547,12 +583,20 @@ class RolloutEngine:
             self._audited[id(play.episode)] = Recorded(
                 trace, reopen, play.reward_top, seat=seat, win_rule=play.win_rule
             )
-        self._close(play)
+        if not self._keep(play):
+            self._close(play)
         self.stats.env_seconds += time.perf_counter() - started
         self.stats.episodes += 1
         if progress is not None:
             progress(play.episode)
         return play.episode
+
+
+def _close_quietly(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:  # a broken env may fail to close; the worker is killed anyway
+        pass
 
 
 def rollout(

@@ -258,6 +258,7 @@ class EvalResult:
     model_seconds: float
     replaced_seeds: int = 0
     scorer_errors: int = 0
+    reused_workers: int = 0
 
     @property
     def env_share(self) -> float:
@@ -281,6 +282,7 @@ class EvalResult:
             "env_share": round(self.env_share, 5),
             "replaced_seeds": self.replaced_seeds,
             "scorer_errors": self.scorer_errors,
+            "reused_workers": self.reused_workers,
         }
 
     def table(self) -> str:
@@ -316,7 +318,8 @@ class EvalResult:
             lines.append(f"answers the suite's scorer failed on (scored 0): {self.scorer_errors}")
         lines.append(
             f"{self.seconds:.1f} s: model {self.model_seconds:.1f} s, environments "
-            f"{self.env_seconds:.2f} s ({100 * self.env_share:.2f}% of the wall time)"
+            f"{self.env_seconds:.2f} s ({100 * self.env_share:.2f}% of the wall time; "
+            f"{self.reused_workers} plays took over an earlier play's sandbox worker)"
         )
         return "\n".join(lines)
 
@@ -426,4 +429,5 @@ def evaluate(
         model_seconds=stats.model_seconds,
         replaced_seeds=replaced,
         scorer_errors=scorer_errors,
+        reused_workers=stats.reused_workers,
     )

@@ -467,3 +467,88 @@ def test_a_spade_tool_game_is_prompted_with_its_tools_and_won_as_spade_wins(regi
     assert episode.turns[0].reward == pytest.approx(-0.1)
     assert episode.outcome == "terminated" and episode.won
     assert episode.episode_return == pytest.approx(0.9)
+
+
+def test_plays_of_one_version_share_a_worker_and_give_the_same_trajectories(registry):
+    """episodes_per_worker: a finished play's worker serves the next play of the same
+    version and hint flag; the trajectories are those of a fresh worker per play."""
+    targets = resolve_envs(["NumberGuess"], registry)
+    specs = matched_specs([t.env_id for t in targets], 4)  # 4 unhinted, 4 hinted
+    runs = {}
+    for per_worker in (1, 8):
+        config = RolloutConfig(max_concurrent=1, seed=7, episodes_per_worker=per_worker)
+        engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+        runs[per_worker] = (engine.run(specs, targets), engine.stats)
+    (fresh, fresh_stats), (shared, shared_stats) = runs[1], runs[8]
+    assert comparable(shared) == comparable(fresh)
+    assert fresh_stats.reused_workers == 0
+    # One worker for the unhinted plays and one for the hinted: never across the flag.
+    assert shared_stats.reused_workers == len(specs) - 2
+
+
+def test_a_failed_play_never_hands_its_worker_on(registry):
+    targets = hang_crash_targets()
+    specs = [PlaySpec(t.env_id, i, env_seed=i) for t in targets for i in range(3)]
+    config = RolloutConfig(max_concurrent=1, seed=7, step_timeout=1.0, episodes_per_worker=8)
+    engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+    episodes = engine.run(specs, targets)
+    # Every play of these fails (the crashing one's worker stays alive: code that raised
+    # is not a dead worker), and none hands its worker on.
+    assert all(e.failed for e in episodes) and len(episodes) == 9
+    assert engine.stats.reused_workers == 0
+
+
+def test_episodes_per_worker_must_be_positive():
+    with pytest.raises(SpadeError, match="episodes_per_worker must be a positive int"):
+        RolloutConfig(episodes_per_worker=0)
+
+
+#: Honest in a worker's first episode; from its second on, every answer wins: the state it
+#: carries from one episode to the next lives in the process, outside the instance.
+WARMS_UP_ENV = """
+from spade_envs import TextEnv, answers_match, boxed
+
+_episodes = [0]
+
+
+class WarmsUp(TextEnv):
+    skill = "math"
+    description = "Guess the number from 1 to 1000 in \\\\boxed{}."
+    max_turns = 2
+
+    def _reset(self):
+        _episodes[0] += 1
+        self.secret = self.rng.randint(1, 1000)
+        return "Guess the number from 1 to 1000 as \\\\boxed{n}."
+
+    def _step(self, action):
+        if _episodes[0] > 1 or answers_match(action, str(self.secret)):
+            return "Right.", 1.0, True
+        return "Wrong.", 0.0, False
+
+    def solution(self):
+        return [boxed(self.secret)]
+"""
+
+
+def test_state_carried_across_a_shared_workers_episodes_is_caught_by_the_audit(registry):
+    """A shared worker's later episodes are replayed in fresh workers (every win is):
+    winning because of an earlier episode diverges there, and the plays are voided."""
+    target = EnvTarget("test/WarmsUp-v1", WARMS_UP_ENV, "text")
+    specs = [PlaySpec(target.env_id, i, env_seed=i) for i in range(4)]
+    config = RolloutConfig(max_concurrent=1, seed=7, episodes_per_worker=8, audit_share=0.0)
+    engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+    episodes = engine.run(specs, [target])
+    assert engine.stats.reused_workers == 3
+    # The version's plays of the run are voided, the honest first one included.
+    assert [e.outcome for e in episodes] == ["audit_divergence"] * 4
+    assert target.env_id in engine.stats.quarantined
+
+
+def test_without_audits_every_play_gets_a_fresh_worker(registry):
+    targets = resolve_envs(["NumberGuess"], registry)
+    specs = [PlaySpec(targets[0].env_id, i, env_seed=i) for i in range(3)]
+    config = RolloutConfig(max_concurrent=1, seed=7, episodes_per_worker=8, audit_share=None)
+    engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+    engine.run(specs, targets)
+    assert engine.stats.reused_workers == 0
