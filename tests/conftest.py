@@ -10,6 +10,12 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# As many xdist workers as cores (`make test`: two on two): torch's default of one OpenMP
+# thread per core puts two spinning threads per core whenever both workers run a model
+# (the SmolLM2 designer tests took 7% longer so). Set before anything imports torch, and
+# inherited by the processes the tests start; a test may still ask for more threads.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= (os.cpu_count() or 1):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 settings.register_profile(
     "default",
