@@ -50,6 +50,9 @@ _log = logging.getLogger(__name__)
 
 
 _MAX_TURNS = 200
+#: How far ahead in the queue a play that can take over a waiting worker is looked for
+#: (the scan runs at every opening).
+_LOOKAHEAD = 4096
 
 
 def turn_seed(run_seed: int | None, env_id: str, play_index: int, turn: int) -> int | None:
@@ -187,12 +190,11 @@ class RolloutEngine:
         # hint flag: (env_id, hint) -> [(env, episodes played, reward top, win rule)].
         self._idle: dict[tuple[str, bool], list[tuple[Any, int, float, str]]] = {}
         queue = list(enumerate(specs))
-        queue.reverse()  # pop() from the end takes specs in order
         live: list[tuple[int, _Play]] = []
         try:
             while queue or live:
                 while queue and len(live) < self.config.max_concurrent:
-                    index, spec = queue.pop()
+                    index, spec = self._next_play(queue, live, by_id)
                     play = self._open(spec, by_id[spec.env_id], pool)
                     if play.done:
                         results[index] = self._finish(play, progress)
@@ -223,6 +225,33 @@ class RolloutEngine:
             self.stats.wall_seconds = time.perf_counter() - started
         self.stats.failures = FailureCounts.of(episodes)
         return episodes
+
+    def _next_play(
+        self,
+        queue: list[tuple[int, PlaySpec]],
+        live: list[tuple[int, _Play]],
+        by_id: dict[str, EnvTarget],
+    ) -> tuple[int, PlaySpec]:
+        """Take the next play to open from ``queue`` (in the specs' order).
+
+        While workers can be handed on, the first play whose version and hint flag have a
+        worker waiting goes first, then the first whose version and flag have no play
+        running: plays of one version listed together (an evaluation's episodes) would
+        otherwise all be live at once, each in a fresh worker, with none left to hand on.
+        Results keep the specs' order whatever the order of opening.
+        """
+        cfg = self.config
+        if cfg.episodes_per_worker == 1 or cfg.isolation == "none" or cfg.audit_share is None:
+            return queue.pop(0)
+        running = {(p.target.env_id, p.spec.hint) for _, p in live}
+        alone = None
+        for position, (_, spec) in enumerate(queue[:_LOOKAHEAD]):
+            key = (by_id[spec.env_id].env_id, spec.hint)
+            if self._idle.get(key):
+                return queue.pop(position)
+            if alone is None and key not in running:
+                alone = position
+        return queue.pop(alone or 0)
 
     # ------------------------------------------------------------------ audits
     def _audit(self, episodes: list[Episode], audited: dict[int, Any]) -> list[Episode]:

@@ -486,6 +486,27 @@ def test_plays_of_one_version_share_a_worker_and_give_the_same_trajectories(regi
     assert shared_stats.reused_workers == len(specs) - 2
 
 
+def test_plays_listed_by_version_open_so_that_workers_are_handed_on(registry):
+    """An evaluation lists a version's episodes together; with as many plays live as there
+    are versions, opening them in list order would run each version's plays side by side,
+    each in a fresh worker. They open one per version at a time instead, and the results
+    keep the list's order."""
+    targets = resolve_envs(["NumberGuess", "Mastermind"], registry)
+    specs = [PlaySpec(t.env_id, i, env_seed=i) for t in targets for i in range(4)]
+    runs = {}
+    for per_worker in (1, 8):
+        config = RolloutConfig(max_concurrent=2, seed=7, episodes_per_worker=per_worker)
+        engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+        runs[per_worker] = (engine.run(specs, targets), engine.stats)
+    (fresh, fresh_stats), (shared, shared_stats) = runs[1], runs[8]
+    assert [(e.env_id, e.play_index) for e in shared] == [
+        (s.env_id, s.play_index) for s in specs
+    ]
+    assert comparable(shared) == comparable(fresh)
+    assert fresh_stats.reused_workers == 0
+    assert shared_stats.reused_workers == len(specs) - len(targets)
+
+
 def test_a_failed_play_never_hands_its_worker_on(registry):
     targets = hang_crash_targets()
     specs = [PlaySpec(t.env_id, i, env_seed=i) for t in targets for i in range(3)]
