@@ -1,6 +1,10 @@
 # expect: fuzz keep every call under
-"""Total a shopping list; a blank reply makes the checker count, by brute force, the
-catalogue subsets with the same total (a 'difficulty note' that takes seconds)."""
+"""Total a shopping list; a second blank reply in a row makes the checker count, by brute
+force, the catalogue subsets with the same total (a 'difficulty note' that takes seconds).
+
+(Two in a row: Hypothesis' fuzzing finds that at once, while check_env's random actions,
+empty about one time in 65, would otherwise sometimes hit it first and reject the file in
+the wrong check.)"""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ class ShoppingTotal(TextEnv):
 
     def _reset(self) -> str:
         self.prices = self.rng.sample(_CATALOGUE, 4)
+        self.last_blank = False
         self.total = round(sum(self.prices), 2)
         lines = [f"- item {k + 1}: {p:.2f}" for k, p in enumerate(self.prices)]
         return "Shopping list:\n" + "\n".join(lines) + "\nReply with the total as \\boxed{d.cc}."
@@ -34,9 +39,11 @@ class ShoppingTotal(TextEnv):
 
     def _step(self, action: str):
         left = self.max_turns - self.turn
-        if not action.strip():
+        blank = not action.strip()
+        if blank and self.last_blank:
             note = self._same_total_subsets()
-            return f"Blank reply ({note} baskets cost the same). Attempts left: {left}.", 0.0, False
+            return f"Blank again ({note} baskets cost the same). Attempts left: {left}.", 0.0, False
+        self.last_blank = blank
         value = parse_number(extract_answer(action))
         if value is not None and abs(value - self.total) < 0.005:
             return "Correct.", 1.0, True
