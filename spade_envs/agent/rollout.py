@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -226,6 +227,15 @@ class RolloutEngine:
         self.stats.failures = FailureCounts.of(episodes)
         return episodes
 
+    @property
+    def _hands_on(self) -> bool:
+        """Whether finished plays may hand their workers on at all: a sandbox, more than one
+        episode per worker, and replay audits (in fresh workers) to catch carried state."""
+        cfg = self.config
+        return (
+            cfg.episodes_per_worker > 1 and cfg.isolation != "none" and cfg.audit_share is not None
+        )
+
     def _next_play(
         self,
         queue: list[tuple[int, PlaySpec]],
@@ -240,12 +250,11 @@ class RolloutEngine:
         otherwise all be live at once, each in a fresh worker, with none left to hand on.
         Results keep the specs' order whatever the order of opening.
         """
-        cfg = self.config
-        if cfg.episodes_per_worker == 1 or cfg.isolation == "none" or cfg.audit_share is None:
+        if not self._hands_on:
             return queue.pop(0)
         running = {(p.target.env_id, p.spec.hint) for _, p in live}
         alone = None
-        for position, (_, spec) in enumerate(queue[:_LOOKAHEAD]):
+        for position, (_, spec) in enumerate(itertools.islice(queue, _LOOKAHEAD)):
             key = (by_id[spec.env_id].env_id, spec.hint)
             if self._idle.get(key):
                 return queue.pop(position)
@@ -586,10 +595,9 @@ class RolloutEngine:
         env = play.env
         if (
             env is None
+            or not self._hands_on
             or play.episode.failed
             or play.target.kind == "game"
-            or self.config.isolation == "none"
-            or self.config.audit_share is None  # nothing would catch carried state
             or play.worker_episodes >= self.config.episodes_per_worker
             or getattr(env, "broken", True)
         ):
@@ -610,7 +618,12 @@ class RolloutEngine:
 
             seat = str(env.possible_agents[0]) if play.selfplay and env.possible_agents else ""
             self._audited[id(play.episode)] = Recorded(
-                trace, reopen, play.reward_top, seat=seat, win_rule=play.win_rule
+                trace,
+                reopen,
+                play.reward_top,
+                seat=seat,
+                win_rule=play.win_rule,
+                reused=play.worker_episodes > 1,
             )
         if not self._keep(play):
             self._close(play)

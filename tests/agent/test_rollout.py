@@ -469,17 +469,27 @@ def test_a_spade_tool_game_is_prompted_with_its_tools_and_won_as_spade_wins(regi
     assert episode.episode_return == pytest.approx(0.9)
 
 
+def fresh_then_shared(registry, specs, targets, max_concurrent):
+    """(episodes, stats) of the same plays with a fresh worker per play, then with up to 8
+    episodes per worker."""
+    runs = []
+    for per_worker in (1, 8):
+        config = RolloutConfig(
+            max_concurrent=max_concurrent, seed=7, episodes_per_worker=per_worker
+        )
+        engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+        runs.append((engine.run(specs, targets), engine.stats))
+    return runs
+
+
 def test_plays_of_one_version_share_a_worker_and_give_the_same_trajectories(registry):
     """episodes_per_worker: a finished play's worker serves the next play of the same
     version and hint flag; the trajectories are those of a fresh worker per play."""
     targets = resolve_envs(["NumberGuess"], registry)
     specs = matched_specs([t.env_id for t in targets], 4)  # 4 unhinted, 4 hinted
-    runs = {}
-    for per_worker in (1, 8):
-        config = RolloutConfig(max_concurrent=1, seed=7, episodes_per_worker=per_worker)
-        engine = RolloutEngine(ScriptedModel(), config, registry=registry)
-        runs[per_worker] = (engine.run(specs, targets), engine.stats)
-    (fresh, fresh_stats), (shared, shared_stats) = runs[1], runs[8]
+    (fresh, fresh_stats), (shared, shared_stats) = fresh_then_shared(
+        registry, specs, targets, max_concurrent=1
+    )
     assert comparable(shared) == comparable(fresh)
     assert fresh_stats.reused_workers == 0
     # One worker for the unhinted plays and one for the hinted: never across the flag.
@@ -493,15 +503,10 @@ def test_plays_listed_by_version_open_so_that_workers_are_handed_on(registry):
     keep the list's order."""
     targets = resolve_envs(["NumberGuess", "Mastermind"], registry)
     specs = [PlaySpec(t.env_id, i, env_seed=i) for t in targets for i in range(4)]
-    runs = {}
-    for per_worker in (1, 8):
-        config = RolloutConfig(max_concurrent=2, seed=7, episodes_per_worker=per_worker)
-        engine = RolloutEngine(ScriptedModel(), config, registry=registry)
-        runs[per_worker] = (engine.run(specs, targets), engine.stats)
-    (fresh, fresh_stats), (shared, shared_stats) = runs[1], runs[8]
-    assert [(e.env_id, e.play_index) for e in shared] == [
-        (s.env_id, s.play_index) for s in specs
-    ]
+    (fresh, fresh_stats), (shared, shared_stats) = fresh_then_shared(
+        registry, specs, targets, max_concurrent=2
+    )
+    assert [(e.env_id, e.play_index) for e in shared] == [(s.env_id, s.play_index) for s in specs]
     assert comparable(shared) == comparable(fresh)
     assert fresh_stats.reused_workers == 0
     assert shared_stats.reused_workers == len(specs) - len(targets)
@@ -562,6 +567,45 @@ def test_state_carried_across_a_shared_workers_episodes_is_caught_by_the_audit(r
     episodes = engine.run(specs, [target])
     assert engine.stats.reused_workers == 3
     # The version's plays of the run are voided, the honest first one included.
+    assert [e.outcome for e in episodes] == ["audit_divergence"] * 4
+    assert target.env_id in engine.stats.quarantined
+
+
+PAYS_ONCE_REUSED_ENV = """
+from spade_envs import TextEnv
+
+_episodes = [0]
+
+
+class PaysOnceReused(TextEnv):
+    skill = "math"
+    description = "Guess the number from 1 to 1000 in \\\\boxed{}."
+    max_turns = 2
+
+    def _reset(self):
+        _episodes[0] += 1
+        return "Guess the number from 1 to 1000 as \\\\boxed{n}."
+
+    def _step(self, action):
+        # Never a win (0.9 < the top), so no win-triggered replay: only in a worker that
+        # has played before does the step pay.
+        return "Done.", (0.9 if _episodes[0] > 1 else 0.0), True
+
+    def solution(self):
+        return ["1"]
+"""
+
+
+def test_a_near_win_paid_only_in_a_reused_worker_is_caught_with_no_audit_share(registry):
+    """From an attacker's review: audits replayed every win and a share of the rest, so an
+    environment that paid 0.9 (not a win) only once its worker was reused kept those
+    rewards with audit_share=0.0. Every play in a reused worker is replayed now."""
+    target = EnvTarget("test/PaysOnceReused-v1", PAYS_ONCE_REUSED_ENV, "text")
+    specs = [PlaySpec(target.env_id, i, env_seed=i) for i in range(4)]
+    config = RolloutConfig(max_concurrent=1, seed=7, episodes_per_worker=8, audit_share=0.0)
+    engine = RolloutEngine(ScriptedModel(), config, registry=registry)
+    episodes = engine.run(specs, [target])
+    assert engine.stats.reused_workers == 3 and engine.stats.audits >= 1
     assert [e.outcome for e in episodes] == ["audit_divergence"] * 4
     assert target.env_id in engine.stats.quarantined
 
