@@ -63,10 +63,12 @@ class RolloutConfig:
             ended normally hands its worker to the next queued play of the same version
             and hint (reset with that play's seed). A fresh worker all the same after a
             failure, between hinted and unhinted plays (``hint()`` ran in one), and for
-            games. 1 opens a fresh worker for every play. Replay audits run in fresh
-            workers, so an environment that carries state from one episode to the next
-            diverges there; with audits off (``audit_share=None``) every play gets a
-            fresh worker.
+            games. 1 (the default) opens a fresh worker for every play. Every play in a
+            reused worker is replayed by the audits in a fresh one, whatever
+            ``audit_share`` (an environment may behave differently once it is not its
+            worker's first episode), so reuse saves no worker start-ups overall: it moves
+            them off the model's path; with audits off (``audit_share=None``) every play
+            gets a fresh worker.
     """
 
     isolation: Literal["sandbox", "none"] = "sandbox"
@@ -86,7 +88,7 @@ class RolloutConfig:
     max_action_chars: int = 8192
     sandbox: SandboxConfig | None = None
     audit_share: float | None = 0.1
-    episodes_per_worker: int = 8
+    episodes_per_worker: int = 1
 
     def __post_init__(self) -> None:
         def bad(what: str) -> SpadeError:

@@ -322,10 +322,11 @@ class AuditPlan:
             raise SpadeError(f"AuditPlan.share must be within [0, 1], got {self.share!r}.")
 
 
-def choose_audits(won: list[bool], plan: AuditPlan) -> list[int]:
-    """Indices of the plays to replay: every winning play and ``plan.share`` of the rest."""
+def choose_audits(must: list[bool], plan: AuditPlan) -> list[int]:
+    """Indices of the plays to replay: every play that must be (a win, a play in a reused
+    worker) and ``plan.share`` of the rest."""
     rng = random.Random(plan.seed) if plan.seed is not None else random.SystemRandom()
-    return [i for i, w in enumerate(won) if w or rng.random() < plan.share]
+    return [i for i, m in enumerate(must) if m or rng.random() < plan.share]
 
 
 @dataclass(frozen=True)
@@ -338,6 +339,10 @@ class Recorded:
     top: float
     seat: str = ""  # a whole game (self-play): the seat whose return is the play's
     win_rule: str = "return"  # the environment's (spade_envs.core.wins)
+    # Played in a worker an earlier play had used: replayed whatever the share, since only
+    # a fresh worker shows what the version does (an environment may pay a near-win only
+    # once it is not its worker's first episode).
+    reused: bool = False
 
 
 @dataclass
@@ -366,7 +371,8 @@ def audit_plays(
 ) -> tuple[list[Any], AuditReport]:
     """Audit a batch of finished plays (``Episode`` values of :mod:`spade_envs.agent`).
 
-    Every winning play and ``plan.share`` of the others that have a record are replayed
+    Every winning play, every play in a reused worker and ``plan.share`` of the others
+    that have a record are replayed
     in fresh workers; winning ones also get counterfactual replays. A version caught is
     quarantined (``quarantine(env_id, evidence)``) and every play it gave in the batch is
     voided (outcome ``audit_divergence``); a win whose replay could not be run is voided
@@ -386,7 +392,9 @@ def audit_plays(
     report = AuditReport()
     rng = random.Random(plan.seed) if plan.seed is not None else random.Random()
     candidates = [i for i, e in enumerate(episodes) if id(e) in recorded]
-    chosen = choose_audits([episodes[i].won for i in candidates], plan)
+    chosen = choose_audits(
+        [episodes[i].won or recorded[id(episodes[i])].reused for i in candidates], plan
+    )
     caught: dict[str, Divergence] = {}
     unconfirmed: dict[int, str] = {}
     for position in chosen:
