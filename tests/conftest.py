@@ -55,13 +55,19 @@ def registry_url(request, tmp_path):
     _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-#: Tests that validate many environments at once (the suite imports) and the validator
-#: corpus, whose cases are timed: one xdist worker runs them one after the other (``make
-#: test`` uses ``--dist loadgroup``), so the imports never starve the timed cases.
-_HEAVY_VALIDATION = ("tests/suites/", "tests/validation/test_corpus.py")
-
-
-_GROUP = "heavy-validation"
+#: xdist groups (``make test`` uses ``--dist loadgroup``): one worker runs a group's tests
+#: one after the other. Ungrouped tests go to whichever worker is free, so a module-scoped
+#: fixture is built once per worker that gets one of its tests: modules whose fixtures
+#: cost seconds (torchrun runs, a finished trainer run) are grouped to build them once.
+_GROUPS = {
+    # Tests that validate many environments at once (the suite imports) and the validator
+    # corpus, whose cases are timed: the imports never starve the timed cases.
+    "tests/suites/": "heavy-validation",
+    "tests/validation/test_corpus.py": "heavy-validation",
+    "tests/trainer/test_distributed.py": "torchrun-runs",
+    "tests/trainer/test_loop.py": "trainer-runs",
+    "tests/validation/test_spade_dialect.py": "spade-dialect",
+}
 
 
 # tryfirst: xdist's own hook reads the xdist_group marks into the node IDs it sends to the
@@ -70,8 +76,10 @@ _GROUP = "heavy-validation"
 def pytest_collection_modifyitems(items):
     for item in items:
         path = str(item.fspath).replace(os.sep, "/")
-        if any(part in path for part in _HEAVY_VALIDATION):
-            item.add_marker(pytest.mark.xdist_group(_GROUP))
+        for part, group in _GROUPS.items():
+            if part in path:
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 _LOADGROUP_BROKEN = (
@@ -100,7 +108,8 @@ def pytest_collection_finish(session):
     ):
         return
     for item in session.items:
-        if item.get_closest_marker("xdist_group") and not item.nodeid.endswith("@" + _GROUP):
+        mark = item.get_closest_marker("xdist_group")
+        if mark and not item.nodeid.endswith("@" + mark.args[0]):
             raise pytest.UsageError(_LOADGROUP_BROKEN.format(pytest.__version__))
 
 

@@ -27,6 +27,10 @@ class Budget:
         max_observation_chars: Longest observation allowed.
         max_turns_limit: Largest ``max_turns`` an environment may declare.
         check_timeout: Wall-clock limit of one whole check in the sandbox.
+        shrink_seconds: Most wall-clock seconds spent shrinking a fuzz failure once one is
+            found (the failure is the verdict; a shorter example only makes the designer's
+            feedback clearer, and on a slow environment shrinking can take the rest of the
+            check's time).
         max_source_chars: Largest source accepted.
     """
 
@@ -40,6 +44,7 @@ class Budget:
     max_observation_chars: int = 8192
     max_turns_limit: int = 200
     check_timeout: float = 20.0
+    shrink_seconds: float = 2.0
     max_source_chars: int = 100_000
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,6 +60,7 @@ BUDGETS: dict[str, Budget] = {
         probe_episodes=2,
         determinism_episodes=2,
         check_timeout=10.0,
+        shrink_seconds=1.0,
     ),
     "default": Budget(),
     "thorough": Budget(
@@ -65,6 +71,7 @@ BUDGETS: dict[str, Budget] = {
         probe_episodes=12,
         determinism_episodes=10,
         check_timeout=120.0,
+        shrink_seconds=20.0,
     ),
 }
 

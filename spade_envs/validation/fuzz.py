@@ -235,9 +235,10 @@ def fuzz_env(
         make_env: A fresh instance per state-machine run.
         budget: Examples and steps per run.
         shrink_until: A ``time.monotonic()`` value: once a failure is found, Hypothesis
-            shrinks it only until then and the smallest failure seen is reported. A failure
-            found is the verdict; shrinking it must not outlast the check's wall clock and
-            turn that verdict into "too slow" on a busy machine.
+            shrinks it only until then (and for at most ``budget.shrink_seconds``) and the
+            smallest failure seen is reported. A failure found is the verdict; shrinking it
+            must not outlast the check's wall clock and turn that verdict into "too slow"
+            on a busy machine.
     """
     from hypothesis import HealthCheck, Verbosity, settings
     from hypothesis import strategies as st
@@ -266,13 +267,16 @@ def fuzz_env(
     actions = action_strategy(solution_actions, tools)
     counter = {"steps": 0}
     found: list[FuzzFailure] = []  # in the order found: the last is the latest shrink
+    stop_shrinking = [shrink_until if shrink_until is not None else float("inf")]
 
     def checked(call: Callable[[], None]) -> None:
-        if found and shrink_until is not None and time.monotonic() >= shrink_until:
+        if found and time.monotonic() >= stop_shrinking[0]:
             raise _ShrinkTimeSpent
         try:
             call()
         except FuzzFailure as exc:
+            if not found:
+                stop_shrinking[0] = min(stop_shrinking[0], time.monotonic() + budget.shrink_seconds)
             found.append(exc)
             raise
 

@@ -33,7 +33,7 @@ class _NanOnLongText(TextEnv):
         return [boxed(7)]
 
 
-def _fuzz(shrink_until: float | None) -> tuple[str, int]:
+def _fuzz(shrink_until: float | None, shrink_seconds: float = 60.0) -> tuple[str, int]:
     made = []
 
     def make() -> _NanOnLongText:
@@ -41,7 +41,8 @@ def _fuzz(shrink_until: float | None) -> tuple[str, int]:
         return _NanOnLongText()
 
     with pytest.raises(FuzzFailure, match="returned reward nan") as failure:
-        fuzz_env(make, get_budget("fast"), shrink_until=shrink_until)
+        budget = get_budget("fast", shrink_seconds=shrink_seconds)
+        fuzz_env(make, budget, shrink_until=shrink_until)
     return str(failure.value), len(made)
 
 
@@ -50,3 +51,9 @@ def test_a_failure_found_is_reported_when_shrinking_time_is_spent():
     unshrunk, runs_unshrunk = _fuzz(shrink_until=time.monotonic())
     shrunk, runs_shrunk = _fuzz(shrink_until=None)
     assert runs_unshrunk < runs_shrunk  # shrinking ran more state machines
+
+
+def test_the_budget_bounds_shrinking_whatever_time_the_check_has_left():
+    first, runs_first = _fuzz(shrink_until=time.monotonic())
+    capped, runs_capped = _fuzz(shrink_until=None, shrink_seconds=0.0)
+    assert runs_capped == runs_first and capped == first
