@@ -192,10 +192,14 @@ def cold_start_envs(config: Any) -> list[str]:
 
 
 def _solutions(
-    targets: Sequence[Any], seeds: int, isolation: str, trust_code: bool, timeout: float
+    targets: Sequence[Any],
+    seeds: Sequence[int],
+    isolation: str,
+    trust_code: bool,
+    timeout: float,
 ) -> tuple[list[tuple[Any, int, list[str]]], dict[str, str]]:
-    """``(target, seed, actions)`` per environment and seed, and why an environment gave
-    none."""
+    """``(target, seed, actions)`` per environment and reset seed in ``seeds``, and why an
+    environment gave none."""
     from ..agent.deadline import deadline
     from ..runtime import open_record
     from ..sandbox import SandboxConfig, WorkerPool
@@ -214,7 +218,7 @@ def _solutions(
                 skipped[target.env_id] = f"could not be opened ({type(exc).__name__}: {exc})"
                 continue
             try:
-                for seed in range(seeds):
+                for seed in seeds:
                     # Sandboxed calls carry their own deadline; in-process code gets an alarm.
                     guard = (
                         deadline(timeout, "a solution") if isolation == "none" else nullcontext()
@@ -289,10 +293,11 @@ def reference_plays(
     asked = dict(solutions or {})
     missing = [t for t in targets if any((t.env_id, s) not in asked for s in seeds)]
     if missing:
+        # Only the seeds played: the evaluation's start at 100,000 (eval.env_seed).
         found, _ = _solutions(
-            missing, max(seeds) + 1, config.isolation, config.trust_code, config.step_timeout
+            missing, list(seeds), config.isolation, config.trust_code, config.step_timeout
         )
-        asked.update({(t.env_id, s): a for t, s, a in found if s in seeds})
+        asked.update({(t.env_id, s): a for t, s, a in found})
     from ..agent.rollout import turn_seed
 
     config = dataclasses.replace(config, temperature=1.0, audit_share=None)
@@ -385,7 +390,7 @@ def _transcript_samples(
     targets = [t for t in targets if t.env_id not in unvalidated]
     say(f"cold start: asking {len(targets)} env(s) for solutions at {cfg.seeds} seed(s)")
     found, skipped = _solutions(
-        targets, cfg.seeds, agent.isolation, agent.trust_code, agent.step_timeout
+        targets, range(cfg.seeds), agent.isolation, agent.trust_code, agent.step_timeout
     )
     report.skipped.update(skipped)
     rollout = _rollout_config(config)

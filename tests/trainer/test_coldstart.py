@@ -15,6 +15,7 @@ from spade_envs.trainer.coldstart import (
     ScriptedModel,
     cold_start_envs,
     end_of_turn,
+    reference_plays,
     run_cold_start,
 )
 from spade_envs.trainer.config import ConfigError
@@ -137,6 +138,43 @@ def test_a_run_with_a_cold_start_evaluates_before_and_after_it(tiny_model, tmp_p
     ]
     assert env_id.startswith("spade/NumberGuessX") and cold[f"eval_env_{env_id}_plays"] == 1
     assert "agent_groups_unequal" in records[2]
+
+
+def test_the_ceiling_asks_for_solutions_only_at_the_seeds_it_plays(
+    tiny_model, tmp_path, monkeypatch
+):
+    """The evaluation's seeds start at 100,000 (eval.env_seed): once, every seed below them
+    was asked for a solution too (100,001 sandboxed resets, most of a short run's time)."""
+    import spade_envs.runtime
+    from spade_envs.agent import RolloutConfig, resolve_envs
+    from spade_envs.llm import load_model
+    from spade_envs.registry import Registry
+
+    asked: list[int] = []
+    open_record = spade_envs.runtime.open_record
+
+    def counting_open(*args, **kwargs):
+        env = open_record(*args, **kwargs)
+        reset = env.reset
+
+        def counting_reset(*reset_args, **reset_kwargs):
+            asked.append(reset_kwargs.get("seed"))
+            return reset(*reset_args, **reset_kwargs)
+
+        env.reset = counting_reset
+        return env
+
+    monkeypatch.setattr(spade_envs.runtime, "open_record", counting_open)
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        targets = resolve_envs(["NumberGuess"], registry)
+        config = RolloutConfig(isolation="none", max_tokens=8)
+        with load_model(str(tiny_model)) as model:
+            played = reference_plays(model, targets, [100_000, 100_001], config)
+    finally:
+        registry.close()
+    assert [e.env_seed for e in played] == [100_000, 100_001] and all(e.won for e in played)
+    assert sorted(asked) == [100_000, 100_001]  # the solutions' resets, nothing else
 
 
 def test_no_solvable_environment_stops_with_each_reason(tiny_model, tmp_path):
