@@ -372,8 +372,8 @@ def audit_plays(
     """Audit a batch of finished plays (``Episode`` values of :mod:`spade_envs.agent`).
 
     Every winning play, every play in a reused worker and ``plan.share`` of the others
-    that have a record are replayed
-    in fresh workers; winning ones also get counterfactual replays. A version caught is
+    that have a record are replayed in fresh workers; winning ones also get
+    counterfactual replays. A version caught is
     quarantined (``quarantine(env_id, evidence)``) and every play it gave in the batch is
     voided (outcome ``audit_divergence``); a win whose replay could not be run is voided
     too (outcome ``audit_failed``: a win nobody could confirm does not count).

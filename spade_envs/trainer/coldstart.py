@@ -295,7 +295,7 @@ def reference_plays(
     if missing:
         # Only the seeds played: the evaluation's start at 100,000 (eval.env_seed).
         found, _ = _solutions(
-            missing, list(seeds), config.isolation, config.trust_code, config.step_timeout
+            missing, seeds, config.isolation, config.trust_code, config.step_timeout
         )
         asked.update({(t.env_id, s): a for t, s, a in found})
     from ..agent.rollout import turn_seed

@@ -267,16 +267,17 @@ def fuzz_env(
     actions = action_strategy(solution_actions, tools)
     counter = {"steps": 0}
     found: list[FuzzFailure] = []  # in the order found: the last is the latest shrink
-    stop_shrinking = [shrink_until if shrink_until is not None else float("inf")]
+    stop_shrinking = shrink_until if shrink_until is not None else float("inf")
 
     def checked(call: Callable[[], None]) -> None:
-        if found and time.monotonic() >= stop_shrinking[0]:
+        nonlocal stop_shrinking
+        if found and time.monotonic() >= stop_shrinking:
             raise _ShrinkTimeSpent
         try:
             call()
         except FuzzFailure as exc:
             if not found:
-                stop_shrinking[0] = min(stop_shrinking[0], time.monotonic() + budget.shrink_seconds)
+                stop_shrinking = min(stop_shrinking, time.monotonic() + budget.shrink_seconds)
             found.append(exc)
             raise
 
