@@ -327,4 +327,6 @@ def fuzz_env(
         if found:  # e.g. Flaky*: a slow or erratic environment failed differently on replay
             raise found[-1] from exc
         raise FuzzFailure(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+    if found:  # a failure seen is the verdict, whatever Hypothesis made of its replays
+        raise found[-1]
     return {"fuzz_examples": budget.fuzz_examples, "fuzz_steps": counter["steps"]}
