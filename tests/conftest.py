@@ -3,19 +3,48 @@ databases on SQLite and PostgreSQL (127.0.0.1:5432, trust auth)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import uuid
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from spade_envs.core.pyparse import PARSE_LOCK
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# CPython 3.11's AST constructor is not thread-safe (gh-106905, see spade_envs.core.pyparse,
+# whose lock every parse in the package holds). Tests run browsers and validations in
+# threads of the pytest process, and pytest parses test files in the main thread to report
+# a failure: once that parse met a server thread's, pytest raised "SystemError: AST
+# constructor recursion depth mismatch" instead of reporting, and xdist lost the worker and
+# ended the run. Every ast.parse in the test process holds the package's lock too.
+_UNLOCKED_PARSE = ast.parse
+
+
+def _locked_parse(*args, **kwargs):
+    with PARSE_LOCK:
+        return _UNLOCKED_PARSE(*args, **kwargs)
+
+
+ast.parse = _locked_parse
 # As many xdist workers as cores (`make test`: two on two): torch's default of one OpenMP
 # thread per core puts two spinning threads per core whenever both workers run a model
 # (the SmolLM2 designer tests took 7% longer so). Set before anything imports torch, and
 # inherited by the processes the tests start; a test may still ask for more threads.
-if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= (os.cpu_count() or 1):
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS >= (os.cpu_count() or 1):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+if _WORKERS > 1:
+    # vLLM's CPU engine binds its OpenMP threads itself ("auto": the same cores in every
+    # process, one kept for its scheduler); two xdist workers' engines would share them.
+    # Each worker's engines get a share of their own (`make test-vllm` runs two workers).
+    _CORES = sorted(os.sched_getaffinity(0))
+    _SHARE = max(1, len(_CORES) // _WORKERS)
+    _INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    _MINE = _CORES[(_INDEX * _SHARE) % len(_CORES) :][:_SHARE]
+    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", ",".join(map(str, _MINE)))
 
 settings.register_profile(
     "default",
@@ -67,6 +96,16 @@ _GROUPS = {
     "tests/trainer/test_distributed.py": "torchrun-runs",
     "tests/trainer/test_loop.py": "trainer-runs",
     "tests/validation/test_spade_dialect.py": "spade-dialect",
+    # The tests of the real vLLM engine (`make test-vllm`, two workers) in two halves of
+    # about equal time (~7 and ~5.5 minutes): the tests of the session's engine and of a
+    # generation pool; `vllm serve` then the cpu-vllm preset's self-play (the longest
+    # test, so it starts early). Two groups, so xdist hands out nothing else.
+    "tests/llm/test_vllm.py": "vllm-engine",
+    "tests/llm/test_vllm_schema.py": "vllm-engine",
+    "tests/trainer/test_vllm_sync.py": "vllm-engine",
+    "tests/trainer/test_vllm_pool.py": "vllm-engine",
+    "tests/llm/test_vllm_serve.py": "vllm-serve-selfplay",
+    "tests/trainer/test_vllm_selfplay.py": "vllm-serve-selfplay",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..core.metadata import KINDS, SKILLS, describe
+from ..core.pyparse import parse_source
 from ..core.terminal import terminal_safe
 from ..make import resolve
 from ..seeds import seed_classes
@@ -178,10 +179,8 @@ def _summary(path: str, source: str, report: Any) -> str:
 def _syntax_headline(path: str, source: str, reason: str) -> str:
     """``PATH: REJECTED: syntax error at line L, column C: MESSAGE`` and the offending line with a
     caret under the column; the validator's ``reason`` when Python parses it after all."""
-    import ast
-
     try:
-        ast.parse(source, filename=path)
+        parse_source(source, filename=path)
     except SyntaxError as exc:
         line = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
         head = f"{path}: REJECTED: syntax error at {line}: {exc.msg}"

@@ -27,12 +27,12 @@ import ast
 import enum
 import functools
 import importlib
-import threading
 import typing
 from typing import Any
 
+from .pyparse import parse_source
+
 __all__ = [
-    "PARSE_LOCK",
     "PREDEFINED_MODULES",
     "PROTOCOL_BASES",
     "SPADE_HEADER",
@@ -51,11 +51,6 @@ __all__ = [
 
 #: The docstring SPADE's pool writer puts at the top of every game file.
 SPADE_HEADER = '"""SPADE self-play generated game"""'
-
-# CPython 3.11's parser keeps per-interpreter recursion bookkeeping that concurrent
-# ast.parse calls from threads can corrupt ("AST constructor recursion depth mismatch"):
-# every parse of environment source in this package holds this lock (it is cheap).
-PARSE_LOCK = threading.Lock()
 
 
 class Dialect(str, enum.Enum):
@@ -219,8 +214,7 @@ def detect_dialect(source: str) -> Dialect:
 def _source_facts(source: str) -> tuple[Dialect, str]:
     """``(dialect, win rule)`` of ``source``, from one parse (the door asks at every open)."""
     try:
-        with PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Dialect.NATIVE, "return"
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}

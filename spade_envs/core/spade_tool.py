@@ -28,6 +28,7 @@ import json
 import re
 from typing import Any
 
+from .pyparse import parse_source
 from .text_env import ACTION_PARSED
 
 __all__ = ["FORMAT_PENALTY", "ToolUseBaseEnv", "prose_actions"]
@@ -208,7 +209,7 @@ def _literal_arguments(text: str) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        node = ast.parse(f"f({text})", mode="eval").body
+        node = parse_source(f"f({text})", mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if not isinstance(node, ast.Call) or node.args:

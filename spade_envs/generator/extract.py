@@ -8,9 +8,10 @@ plausible module and, when there is none, a reason that the pipeline counts.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
+
+from ..core.pyparse import parse_source
 
 __all__ = ["Extraction", "extract_code"]
 
@@ -39,7 +40,7 @@ class Extraction:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_source(code)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.pyparse import parse_source
 from ..error import SpadeError, suggest
 
 __all__ = ["ATTRIBUTE", "Relation", "RelationError", "parse_relation", "read_relations"]
@@ -136,7 +137,7 @@ def parse_relation(text: Any, values: dict[str, Any]) -> Relation:
     if len(text) > MAX_CHARS:
         raise RelationError(f"hole relation {shown!r} is longer than {MAX_CHARS} characters")
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        tree = parse_source(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise RelationError(f"hole relation {shown!r} does not parse ({exc.msg})") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:

@@ -45,6 +45,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.pyparse import literal_value, parse_source
 from ..error import SpadeError, suggest
 from .relations import Relation, RelationError, first_broken, read_relations
 
@@ -141,7 +142,7 @@ class Scaffold:
         self.source = source
         self.parent_id = parent_id
         try:
-            tree = ast.parse(source)
+            tree = parse_source(source)
         except SyntaxError as exc:
             raise NoHolesError(
                 f"{parent_id} does not parse ({exc.msg}); it cannot be a parent."
@@ -461,7 +462,7 @@ def _parse_filling(reply: str, scaffold: Scaffold) -> tuple[dict[str, Any], list
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         try:
-            data = ast.literal_eval(text)
+            data = literal_value(text)
         except Exception:  # any literal_eval failure ("{{}}" raises TypeError)
             raise FillingError(f"not valid JSON: {exc.msg} at character {exc.pos}") from None
     if not isinstance(data, dict):
@@ -501,7 +502,7 @@ def _rule_body(value: Any, hole: Hole) -> str:
     if sum(1 for line in body.splitlines() if line.strip()) > MAX_RULE_LINES:
         raise FillingError(f"rule hole {hole.name!r}: at most {MAX_RULE_LINES} lines of body")
     try:
-        ast.parse("def _f(self):\n" + textwrap.indent(body, "    "))
+        parse_source("def _f(self):\n" + textwrap.indent(body, "    "))
     except SyntaxError as exc:
         raise FillingError(
             f"rule hole {hole.name!r}: the body does not parse ({exc.msg})"

@@ -34,7 +34,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.dialect import PARSE_LOCK, SPADE_SKIPPED_CLASSES
+from ..core.dialect import SPADE_SKIPPED_CLASSES
+from ..core.pyparse import parse_source
 from ..error import SpadeError
 from .records import EnvRecord
 from .spade_pool import POOL_FILE, SPADE_HEADER, memory_stats, spade_skill
@@ -76,8 +77,7 @@ def spade_loadable(source: str, kind: str) -> str:
             "(export it with --format package or jsonl)"
         )
     try:
-        with PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "its source does not parse"
     for node in tree.body:

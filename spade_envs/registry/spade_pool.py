@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.dialect import (
-    PARSE_LOCK,
     SPADE_HEADER,
     SPADE_SKIPPED_CLASSES,
     Dialect,
@@ -52,6 +51,7 @@ from ..core.dialect import (
 )
 from ..core.duck import SPADE_MAX_TURNS
 from ..core.metadata import SKILLS, EnvMetadata
+from ..core.pyparse import parse_source
 from ..error import SpadeError
 from ._rows import Row
 from .ids import check_name
@@ -210,8 +210,7 @@ def source_max_turns(source: str, class_name: str, default: int) -> int:
     whose protocol base defines ``max_turns``, gets ``default`` when it declares none.
     """
     try:
-        with PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return default
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
@@ -229,8 +228,7 @@ def class_facts(source: str, class_name: str) -> tuple[bool, str]:
     derives from SPADE's ``ToolUseBaseEnv`` (a ``tool`` environment) and its docstring
     on one line (a SPADE game's description); ``(False, "")`` when it cannot be read."""
     try:
-        with PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False, ""
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
@@ -339,8 +337,7 @@ def _pool_game(
     """One pool game, read with ``ast`` (never executed)."""
     source = _read_game(file, checksum)
     try:
-        with PARSE_LOCK:
-            tree = ast.parse(source, filename=file.name)
+        tree = parse_source(source, filename=file.name)
     except SyntaxError as exc:
         raise SpadeError(f"does not parse: {exc.msg} (line {exc.lineno}).") from None
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -17,8 +17,10 @@ import shutil
 import subprocess
 import sys
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..error import SandboxUnavailable
 from .config import SandboxConfig
@@ -288,29 +290,67 @@ _WORKER_SETTINGS = (
 #: uids and subuid ranges distributions hand out, and below the 32-bit ``(uid_t)-1``.
 WORKER_UID_BASE = 1_000_000
 _worker_serial = itertools.count()
+#: Each uid this process handed out, and the worker (weakly) that runs under it.
+_uid_holders: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 def worker_uid() -> int:
     """A uid for one new worker: unique among the workers alive on this machine.
 
     Built from this process's pid (22 bits, Linux's maximum) and a per-process counter
-    (8 bits), so two parents never hand out the same uid and one parent repeats a uid
-    only after 256 newer workers (by then the old one is long gone, and a shared uid
-    would only mean a shared process limit). No passwd entry is needed: the kernel
-    accepts any uid, and the worker reads only world-readable files.
+    (8 bits), so two parents never hand out the same uid. The counter comes round after
+    256 workers; a uid whose earlier worker still lives (a warm worker kept for an hour,
+    an environment held open) is skipped, so no two live workers share a process limit
+    or may signal each other. No passwd entry is needed: the kernel accepts any uid, and
+    the worker reads only world-readable files.
     """
-    plain = ((os.getpid() & 0x3FFFFF) << 8) | (next(_worker_serial) & 0xFF)
-    return WORKER_UID_BASE + _permuted(plain)
+    for _ in range(256):
+        plain = ((os.getpid() & 0x3FFFFF) << 8) | (next(_worker_serial) & 0xFF)
+        uid = WORKER_UID_BASE + _permuted(plain)
+        holder = _uid_holders.get(uid)
+        if holder is None or holder.reaped:
+            return uid
+    log.warning("256 workers of this process are alive: two of them share a uid")
+    return uid
+
+
+def hold_uid(uid: int, worker: Any) -> None:
+    """Record that ``worker`` runs under ``uid``: :func:`worker_uid` skips it until the
+    worker's process is reaped (``worker.reaped``, read without polling the process, so
+    safe from any thread)."""
+    _uid_holders[uid] = worker
+
+
+#: The uid permutation's key: one per machine, readable by root alone. Not bound into a
+#: sandbox, and closed to workers' dropped uids without one. (The kernel's boot_id, the key
+#: before, is world-readable: an environment that read it through ctypes could undo the
+#: permutation and tell whose worker it was.)
+UID_KEY_FILE = Path("/var/lib/spade-envs/uid-key")
 
 
 @functools.lru_cache(maxsize=1)
 def _uid_key() -> bytes:
     """A key shared by every parent on this machine (so uids stay unique across them)
-    and unknown to workers, whose /proc is their own and whose clock files are refused."""
+    and unknown to workers. Only a root parent gives workers uids of their own; any
+    other parent falls back to a fixed key, which then protects nothing."""
     try:
-        return Path("/proc/sys/kernel/random/boot_id").read_bytes()
+        return UID_KEY_FILE.read_bytes()
     except OSError:
+        pass
+    if os.geteuid() != 0:
         return b"spade-envs"
+    UID_KEY_FILE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    draft = UID_KEY_FILE.with_name(f".uid-key.{os.getpid()}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(os.urandom(32))
+    try:
+        os.link(draft, UID_KEY_FILE)  # the first parent's key wins; the others read it
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()
+    return UID_KEY_FILE.read_bytes()
 
 
 def _permuted(value: int) -> int:

@@ -20,6 +20,7 @@ import collections
 import hashlib
 import logging
 import marshal
+import os
 import threading
 import weakref
 from collections.abc import Iterable
@@ -53,9 +54,6 @@ class WorkerPool:
             raise SandboxError(f"WorkerPool size must be 0 or more, got {size}.")
         self.config = config or SandboxConfig()
         self.size = size
-        self._ready: collections.deque[Worker] = collections.deque()
-        self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
         self._closed = False
         self._code: dict[str, str] = {}
         self.cold_starts = 0
@@ -67,16 +65,34 @@ class WorkerPool:
         #: Zygotes started, and the seconds their start-up took (paid once, not per worker).
         self.zygote_starts = 0
         self.zygote_start_seconds = 0.0
-        self._zygotes: list[Zygote] = []
-        self._zygote_lock = threading.Lock()
         self._next_zygote = 0
-        self._thread: threading.Thread | None = None
+        self._own_process_state()
         _live_pools.add(self)
-        if size:
+        self._start_refill()
+
+    def _start_refill(self) -> None:
+        """Start the thread that keeps ``size`` workers warm (once per process)."""
+        if self.size and self._thread is None and not self._closed:
             self._thread = threading.Thread(
                 target=self._refill, name="spade-sandbox-pool", daemon=True
             )
             self._thread.start()
+
+    def _own_process_state(self) -> None:
+        """The state that belongs to one process: locks, ready workers, zygotes, thread.
+
+        Built at creation, and again in a forked copy of the process: the fork copied the
+        pool but not its refill thread, and a lock that thread held at that moment
+        (starting a zygote takes half a second) would never be released: the child's
+        first ``acquire`` hung. The parent's workers and zygotes stay the parent's; the
+        copy starts its own, and its refill thread with the first ``acquire``.
+        """
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._zygote_lock = threading.Lock()
+        self._ready: collections.deque[Worker] = collections.deque()
+        self._zygotes: list[Zygote] = []
+        self._thread: threading.Thread | None = None
 
     # ----- zygotes ---------------------------------------------------------------------------
     def _zygote(self, avoid: set[object]) -> Zygote | None:
@@ -154,6 +170,7 @@ class WorkerPool:
         """
         avoid = {worker.lineage for worker in distinct_from}
         with self._wake:
+            self._start_refill()
             for worker in list(self._ready):
                 if worker.lineage in avoid:
                     continue
@@ -171,6 +188,7 @@ class WorkerPool:
     def wait_ready(self, timeout: float = 30.0) -> bool:
         """Block until the pool holds ``size`` ready workers (for benchmarks and tests)."""
         with self._wake:
+            self._start_refill()
             return self._wake.wait_for(
                 lambda: len(self._ready) >= self.size or self._closed, timeout
             )
@@ -252,3 +270,14 @@ def default_pool() -> WorkerPool:
 def _close_all() -> None:
     for pool in list(_live_pools):
         pool.close()
+
+
+def _after_fork_in_child() -> None:
+    global _default_lock
+    _default_lock = threading.Lock()
+    for pool in list(_live_pools):
+        pool._own_process_state()
+
+
+# A forked process (multiprocessing, Gymnasium's AsyncVectorEnv) opens environments too.
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -25,7 +25,7 @@ from ..error import (
     SandboxTimeout,
 )
 from .config import SandboxConfig
-from .isolation import worker_command, worker_environment
+from .isolation import WORKER_UID_BASE, hold_uid, worker_command, worker_environment
 from .wire import Channel, encode
 from .zygote import ForkedProcess, Zygote
 
@@ -43,6 +43,9 @@ class _Spawner:
     """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         self._jobs: queue.SimpleQueue[tuple[Future[Any], list[str], dict[str, Any]]] = (
             queue.SimpleQueue()
         )
@@ -72,6 +75,9 @@ class _Spawner:
 
 
 _spawner = _Spawner()
+# A forked copy of this process (multiprocessing, AsyncVectorEnv) has no spawner thread,
+# and a lock held at the fork would stay held there.
+os.register_at_fork(after_in_child=_spawner._reset)
 
 
 def _signal_name(returncode: int | None, *, via_bwrap: bool = False) -> str:
@@ -154,8 +160,20 @@ class Worker:
         #: Wall-clock limit of a call that names none (the config's, unless changed).
         self.call_timeout = self.config.call_timeout
         self.broken_reason = ""
+        #: The process that started this worker; a forked copy of it leaves the worker be.
+        self._owner = os.getpid()
         self._pending: tuple[str, float, float] | None = None
         self._tree_leaf: int | None = None
+        # The channel reads and writes raw descriptor numbers. Closed while another
+        # thread still used them (a web request's deadline killing the worker of a call
+        # running in an executor thread), a number could be reused by the next socket the
+        # process opens, and the call would read another client's request or write into
+        # its connection. So the pipes are closed by whoever leaves the channel last.
+        self._io_lock = threading.Lock()
+        self._io_users = 0
+        self._pipes_closed = False
+        self._pending_thread: int | None = None
+        self._stopping = False
         started = time.monotonic()
         if zygote is not None:
             self.layers = dict(zygote.layers)
@@ -195,11 +213,12 @@ class Worker:
         os.set_blocking(self._process.stdin.fileno(), False)
         self._channel = Channel(self._process.stdout.fileno(), self._process.stdin.fileno())
         try:
-            hello = self._channel.receive(
-                deadline=started + self.config.start_timeout,
-                max_bytes=65536,
-                what="worker start-up",
-            )
+            with self._using_pipes():
+                hello = self._channel.receive(
+                    deadline=started + self.config.start_timeout,
+                    max_bytes=65536,
+                    what="worker start-up",
+                )
         except SandboxError as exc:
             self.kill()
             raise SandboxStartFailed(
@@ -215,6 +234,8 @@ class Worker:
             )
         layers = hello.get("layers")
         self.layers = {**self.layers, **(layers if isinstance(layers, dict) else {})}
+        if isinstance(self.layers.get("uid"), int) and self.layers["uid"] >= WORKER_UID_BASE:
+            hold_uid(self.layers["uid"], self)  # said before the environment's code loads
         self.start_seconds = time.monotonic() - started
 
     def cpu_seconds(self) -> float | None:
@@ -246,6 +267,12 @@ class Worker:
     def alive(self) -> bool:
         return not self.broken_reason and self._process.poll() is None
 
+    @property
+    def reaped(self) -> bool:
+        """The process was waited for. Read without polling it (so safe from a thread
+        other than the one using the worker); a worker that died unnoticed reads False."""
+        return self._process.returncode is not None
+
     def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         """Run ``op`` in the worker and return its result.
 
@@ -269,21 +296,30 @@ class Worker:
                 f"this sandboxed environment cannot be used any more: {self.broken_reason}. "
                 "Create a new one."
             )
-        if self._pending is not None:
-            raise SandboxError(f"{self._pending[0]}() is still waiting for its answer")
         timeout = self.call_timeout if timeout is None else timeout
-        self._pending = (op, time.monotonic() + timeout, timeout)
-        with self._translate_failures():
+        deadline = time.monotonic() + timeout
+        # Checked and taken at once: a second thread (a web session closed by its reaper
+        # while a request steps it) must be refused, never share the channel's buffer.
+        with self._io_lock:
+            if self._pending is not None:
+                raise SandboxError(f"{self._pending[0]}() is still waiting for its answer")
+            self._pending = (op, deadline, timeout)
+            self._pending_thread = threading.get_ident()
+        with self._translate_failures(), self._using_pipes():
             self._channel.send_bytes(
-                encode({"op": op, "args": args}), deadline=self._pending[1], what=f"{op}()"
+                encode({"op": op, "args": args}), deadline=deadline, what=f"{op}()"
             )
 
     def receive(self) -> Any:
         """The answer to the operation started by :meth:`send` (same errors as :meth:`call`)."""
-        if self._pending is None:
+        with self._io_lock:
+            pending, sender = self._pending, self._pending_thread
+        if pending is None:
             raise SandboxError("receive() without a pending send()")
-        op, deadline, _ = self._pending
-        with self._translate_failures():
+        op, deadline, _ = pending
+        if sender != threading.get_ident():
+            raise SandboxError(f"{op}() was sent by another thread; only that thread receives")
+        with self._translate_failures(), self._using_pipes():
             answer = self._channel.receive(
                 deadline=deadline, max_bytes=self.config.max_message_bytes, what=f"{op}()"
             )
@@ -301,6 +337,39 @@ class Worker:
             exc_type=exc_type,
             remote_traceback=terminal_safe(str(error.get("traceback", "")), limit=4000),
         )
+
+    @contextlib.contextmanager
+    def _using_pipes(self) -> Iterator[None]:
+        """Hold the pipes open while this thread reads or writes them (see ``_io_lock``).
+
+        Raises:
+            SandboxCrashed: They were closed already (the worker was killed).
+        """
+        with self._io_lock:
+            if self._pipes_closed:
+                raise SandboxCrashed("the sandbox worker was stopped")
+            self._io_users += 1
+        try:
+            yield
+        finally:
+            with self._io_lock:
+                self._io_users -= 1
+                last = self._io_users == 0
+            if last and self._stopping:
+                self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        """Close the pipes now, or leave them to the thread still using them, which
+        closes them as it leaves (its read ends at the dead worker's end of file)."""
+        with self._io_lock:
+            if self._io_users or self._pipes_closed:
+                return
+            self._pipes_closed = True
+        for stream in (self._process.stdin, self._process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
     @contextlib.contextmanager
     def _translate_failures(self) -> Iterator[None]:
@@ -331,7 +400,11 @@ class Worker:
         self.kill()
 
     def kill(self) -> None:
-        """Stop the worker now (SIGKILL); safe to call more than once."""
+        """Stop the worker now (SIGKILL); safe to call more than once. In a forked copy of
+        the process that started it, nothing: the worker is the parent's."""
+        if os.getpid() != self._owner:
+            return
+        self._stopping = True
         if self._process.poll() is None:
             if not isinstance(self._process, ForkedProcess):  # bubblewrap and its children
                 try:
@@ -346,18 +419,14 @@ class Worker:
             self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (self._process.stdin, self._process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        self._close_pipes()
 
     def close(self) -> None:
         """Ask the environment to close, then stop the worker."""
-        if self.alive:
+        if self.alive and self._pending is None:  # another thread's call: no waiting behind it
             try:
                 self.call("close", timeout=2.0)
-            except SandboxError:
+            except SandboxError:  # refused too if a call started meanwhile
                 pass
         self.broken_reason = self.broken_reason or "closed"
         self.kill()

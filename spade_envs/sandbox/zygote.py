@@ -41,6 +41,10 @@ class ForkedProcess:
     def __init__(self, pid: int, status: socket.socket, stdin: int, stdout: int):
         self.pid = pid
         self._pidfd = os.pidfd_open(pid)
+        # Threads poll, wait for and kill one worker at once (a call's own timeout and a web
+        # request's deadline): the pidfd is closed exactly once, and no signal goes through
+        # its number after (another thread's next descriptor could have it by then).
+        self._lock = threading.Lock()
         self._status = status
         self.stdin = os.fdopen(stdin, "wb", buffering=0)
         self.stdout = os.fdopen(stdout, "rb", buffering=0)
@@ -48,14 +52,28 @@ class ForkedProcess:
         self._owner = os.getpid()
 
     def _read_status(self, timeout: float) -> None:
-        if self.returncode is not None:
-            return
         if os.getpid() != self._owner:
             # A copy in a forked process (multiprocessing, AsyncVectorEnv): the worker is
-            # the parent's; here it counts as gone, and nothing is sent to it.
-            self.returncode = -signal.SIGKILL
+            # the parent's; here it counts as gone, and nothing is sent to it. Said before
+            # any lock, which a parent's thread may have held when the copy was made.
+            if self.returncode is None:
+                self.returncode = -signal.SIGKILL
             return
-        ready, _, _ = select.select([self._status], [], [], max(0.0, timeout))
+        # The wait is outside the lock (it must not hold up a kill); the reading and
+        # closing inside it.
+        if self.returncode is None:
+            try:
+                select.select([self._status], [], [], max(0.0, timeout))
+            except (ValueError, OSError):  # closed meanwhile by a thread that read it
+                pass
+        with self._lock:
+            self._collect_status()
+
+    def _collect_status(self) -> None:
+        """Read the exit status if the keeper sent it (the caller holds ``_lock``)."""
+        if self.returncode is not None:
+            return
+        ready, _, _ = select.select([self._status], [], [], 0)
         if not ready:
             return
         try:
@@ -82,11 +100,14 @@ class ForkedProcess:
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None:
-            try:
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if os.getpid() != self._owner:
+            return
+        with self._lock:
+            if self.returncode is None:
+                try:
+                    signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 class Zygote:

@@ -11,7 +11,6 @@ Nothing here imports a suite at module import time, so ``import spade_envs`` sta
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import importlib.util
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..core.answers import extract_boxed, extract_tag
+from ..core.pyparse import literal_value
 from ..core.text_env import TextEnv
 from ..error import EnvContractError, SpadeError
 
@@ -138,7 +138,7 @@ def literal_round_trip(value: Any) -> bool:
     """Whether ``repr(value)`` reads back as the same value with the same types, deeply
     (tuples stay tuples, int keys stay ints): what a stored configuration must survive."""
     try:
-        back = ast.literal_eval(repr(value))
+        back = literal_value(repr(value))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return False
     return _same(value, back)

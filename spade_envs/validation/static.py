@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..core.dialect import (
-    PARSE_LOCK,
     UNAVAILABLE_PREDEFINED,
     Dialect,
     base_name,
     dialect_of_tree,
     spade_env_classes,
 )
+from ..core.pyparse import parse_source
 from .budget import Budget
 from .report import CheckResult
 
@@ -58,12 +58,6 @@ _ESCAPE_ATTRIBUTES = frozenset(
     __traceback__ tb_frame tb_next f_globals f_locals f_builtins f_back f_code gi_frame
     gi_code cr_frame ag_frame __self__ __func__ __spec__ __reduce__ __reduce_ex__""".split()
 )
-# CPython 3.11's parser keeps per-interpreter recursion bookkeeping that concurrent
-# ast.parse calls from threads can corrupt ("AST constructor recursion depth mismatch");
-# validate_many validates from a thread pool, so parsing is serialised (it is cheap).
-# One lock for every parse of environment source (core.dialect's; the browser's cards
-# take it as PARSE_LOCK from here).
-_PARSE_LOCK = PARSE_LOCK
 _PROTOCOL_BASES = {"TextEnv": "text", "ToolEnv": "tool", "TextGame": "game"}
 # Suite adapters: text environments whose hooks come from the base; a suite offers no
 # hint unless the module defines one.
@@ -598,8 +592,7 @@ def static_checks(
             record(name, time.perf_counter(), skipped=True)
         return results, info
     try:
-        with _PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
         record("syntax", start, f"line {exc.lineno}: {exc.msg}; fix the syntax error")
         for name in ("size", "env_class", "imports", "no_input"):

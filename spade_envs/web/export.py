@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from starlette.background import BackgroundTask
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from .params import HTTPError
 
@@ -53,8 +53,23 @@ def _file_blocks(path: Path, cleanup: Path) -> Iterator[bytes]:
         shutil.rmtree(cleanup, ignore_errors=True)
 
 
-def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingResponse:
+#: Each format's file suffix and media type.
+_FILES = {
+    "jsonl": ("jsonl", "application/x-ndjson"),
+    "parquet": ("parquet", "application/vnd.apache.parquet"),
+    "package": ("zip", "application/zip"),
+}
+
+
+def export_response(registry: Any, keys: np.ndarray, fmt: str, *, head: bool = False) -> Response:
     """A download of the versions with ``keys`` in format ``fmt``.
+
+    Args:
+        registry: Where the versions are read from.
+        keys: Registry keys of the versions.
+        fmt: One of :data:`EXPORT_FORMATS`.
+        head: Answer a HEAD request: the status and headers a GET would get, and none of
+            its work (a package or Parquet file is not written only to be thrown away).
 
     Raises:
         HTTPError: 400 for an empty selection or a package over :data:`MAX_PACKAGE`
@@ -65,8 +80,25 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingRespo
     keys = np.sort(np.asarray(keys, dtype=np.int64))
     if not len(keys):
         raise HTTPError(400, "No environment matches these filters: there is nothing to export.")
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise HTTPError(
+                501, "Parquet export needs pyarrow on the server: pip install 'spade-envs[web]'."
+            ) from None
+    if fmt == "package" and len(keys) > MAX_PACKAGE:
+        raise HTTPError(
+            400,
+            f"A package export holds at most {MAX_PACKAGE:,} versions and this selection "
+            f"has {len(keys):,}: narrow the filters, or use `spade-envs export DIR "
+            "--format package`.",
+        )
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     stem = f"spade-corpus-{stamp}-{len(keys)}"
+    suffix, media_type = _FILES[fmt]
+    if head:
+        return Response(media_type=media_type, headers=_attachment(f"{stem}.{suffix}"))
     if fmt == "jsonl":
 
         def lines() -> Iterator[bytes]:
@@ -79,46 +111,30 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str) -> StreamingRespo
             if batch:
                 yield ("\n".join(batch) + "\n").encode("utf-8")
 
-        return _download(lines(), f"{stem}.jsonl", "application/x-ndjson", None)
+        return _download(lines(), f"{stem}.{suffix}", media_type, None)
     tmp = Path(tempfile.mkdtemp(prefix="spade-web-export-"))
     try:
         if fmt == "parquet":
             from ..error import SpadeError
             from ..registry import formats
 
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise HTTPError(
-                    501,
-                    "Parquet export needs pyarrow on the server: pip install 'spade-envs[web]'.",
-                ) from None
-            out = tmp / f"{stem}.parquet"
+            out = tmp / f"{stem}.{suffix}"
             try:
                 # The CLI's own writer, so the file is what `spade-envs export` makes.
                 formats.export_parquet(_records(registry, keys), out)
             except SpadeError as exc:
                 raise HTTPError(500, f"Parquet export failed: {exc}") from exc
-            return _download(
-                _file_blocks(out, tmp), out.name, "application/vnd.apache.parquet", tmp
-            )
-        if len(keys) > MAX_PACKAGE:
-            raise HTTPError(
-                400,
-                f"A package export holds at most {MAX_PACKAGE:,} versions and this selection "
-                f"has {len(keys):,}: narrow the filters, or use `spade-envs export DIR "
-                "--format package`.",
-            )
+            return _download(_file_blocks(out, tmp), out.name, media_type, tmp)
         from ..registry.package_export import export_package
 
         directory = tmp / stem
         export_package(list(_records(registry, keys)), directory)
-        archive = tmp / f"{stem}.zip"
+        archive = tmp / f"{stem}.{suffix}"
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
             for path in sorted(directory.rglob("*")):
                 if path.is_file():
                     zipped.write(path, Path(stem) / path.relative_to(directory))
-        return _download(_file_blocks(archive, tmp), archive.name, "application/zip", tmp)
+        return _download(_file_blocks(archive, tmp), archive.name, media_type, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -131,8 +147,9 @@ def _download(
     the response when the body never ran to its end (a client that went away)."""
     task = None if cleanup is None else BackgroundTask(shutil.rmtree, cleanup, ignore_errors=True)
     return StreamingResponse(
-        body,
-        media_type=content_type,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-        background=task,
+        body, media_type=content_type, headers=_attachment(filename), background=task
     )
+
+
+def _attachment(filename: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}

@@ -282,7 +282,7 @@ def export_page(app: Any, request: Request) -> Response:
     params.done()
     result = app.searcher.run(snap, query, page_only=False)
     positions = result.matching if result.matching is not None else result.positions
-    return export_response(app.registry, snap.keys[positions], fmt)
+    return export_response(app.registry, snap.keys[positions], fmt, head=request.method == "HEAD")
 
 
 # ----- the map ------------------------------------------------------------------------------

@@ -32,9 +32,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..core.dialect import DIALECT_NOTES, dialect_label, dialect_of_tree
+from ..core.pyparse import parse_source
 from ..error import SpadeError
 from ..registry.ids import parse_env_id
-from ..validation.static import PARSE_LOCK
 from .examples import Example, examples_of
 from .params import HTTPError, Params, query_of
 from .params import parse_slug as slug_to_id
@@ -85,10 +85,6 @@ def _is_seed(record: Any) -> bool:
 
 
 # ----- knobs ---------------------------------------------------------------------------------
-#: CPython 3.11's AST constructor keeps its recursion depth in shared state: two threads
-#: parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
-#: (seen here under concurrent card views), so page threads take the validator's lock.
-_AST_LOCK = PARSE_LOCK
 
 
 #: Dialect labels and static knobs kept, by source SHA-256 and class name (versions are
@@ -110,8 +106,7 @@ def _parse(source: str) -> ast.Module | None:
     if len(source) > Budget().max_source_chars:
         return None
     try:
-        with _AST_LOCK:
-            return ast.parse(source)
+        return parse_source(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -128,8 +123,7 @@ def _knobs_in(tree: ast.Module, class_name: str) -> dict[str, Any] | None:
                 )  # fmt: skip
                 if any(isinstance(t, ast.Name) and t.id == "knobs" for t in targets):
                     try:
-                        with _AST_LOCK:
-                            value = ast.literal_eval(item.value)  # type: ignore[union-attr]
+                        value = ast.literal_eval(item.value)  # type: ignore[union-attr]
                     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                         return None
                     return value if isinstance(value, dict) else None

@@ -23,6 +23,13 @@ from ..model_support import SMOLLM2_MARKS, model_cache, torch_threads
 pytestmark = SMOLLM2_MARKS
 
 
+def short_documents():
+    # Documents cut at 120 words: a prompt of ~1,600 tokens instead of ~2,500. Prefilling
+    # them is most of these tests' time on a CPU, and what they check (every attempt
+    # accounted for) does not depend on a document's length.
+    return sample_corpus(max_words=120)
+
+
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
     threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
@@ -51,7 +58,7 @@ def test_a_real_batch_is_fully_accounted_for(smollm2, tmp_path):
         max_tokens=64,
         seed=7,
     )
-    report = Designer(smollm2, registry, memory, sample_corpus(), config).run()
+    report = Designer(smollm2, registry, memory, short_documents(), config).run()
     counts = report.counts
     assert counts["requested"] == 2 and counts["generated"] == 2  # the model answered
     assert [counts[s] for s in STAGES] == sorted((counts[s] for s in STAGES), reverse=True)
@@ -70,7 +77,7 @@ def test_auto_mode_scaffolds_with_the_real_model_and_accounts_for_every_attempt(
     registry.register_seeds()
     memory = Memory(registry, MemoryConfig(index="exact"), embedder=HashingEmbedder())
     config = DesignerConfig(n=4, batch_size=4, budget="fast", max_tokens=64, seed=1)
-    designer = Designer(smollm2, registry, memory, sample_corpus(), config)
+    designer = Designer(smollm2, registry, memory, short_documents(), config)
     assert designer.mode == "scaffold"  # auto, for a 135M model
     report = designer.run()
     assert report.counts["generated"] == 4 and report.mode == "scaffold"

@@ -96,8 +96,16 @@ def test_the_status_gate_and_the_hint(registry):
         )
         assert refusal is None and len(episodes) == 1
         # A query, not IDs: the newest validated math version of each name (NumberGuess).
+        # One turn: the hint is in the prompt, and the model's every further turn starts
+        # verifiers' chat program again (a second each) for nothing asserted here.
         hinted, _, _ = run_verifiers(
-            {**base, "query": {"skill": "math", "kind": "text"}, "seeds": [4], "hint": True}
+            {
+                **base,
+                "query": {"skill": "math", "kind": "text"},
+                "seeds": [4],
+                "hint": True,
+                "max_turns": 1,
+            }
         )
         _, _, nothing = run_verifiers({**base, "query": {"skill": "chemistry"}})
     assert "No stored version matches" in nothing["error"]
@@ -191,10 +199,12 @@ def test_the_example_evaluates_smollm2_through_verifiers(registry):
 
     require_verifiers_venv()
     with load_model("smollm2") as model, serve_model(model) as server:
+        # 32 tokens a reply: room for a \boxed{} answer. The model's tokens on CPU are most
+        # of this test's time, and no assertion is about how long its replies are.
         ran = subprocess.run(
             [str(VF_PYTHON), str(EXAMPLE), registry.ids["NumberGuess"], "--registry"]
             + [registry.url, "--base-url", f"{server.url}/v1", "--model", model.name]
-            + ["--seeds", "2", "--max-turns", "3", "--max-tokens", "64", "--json"],
+            + ["--seeds", "2", "--max-turns", "3", "--max-tokens", "32", "--json"],
             env=vf_environ(),
             capture_output=True,
             text=True,

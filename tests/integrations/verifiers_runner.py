@@ -2,11 +2,16 @@
 plays registry tasks with :func:`spade_envs.integrations.verifiers.load_environment` and
 verifiers' own ``Env.run_episode`` against an OpenAI-compatible server.
 
-``python verifiers_runner.py '<json>'`` with ``registry``, ``envs`` (or ``query``: a Query's fields), ``base_url``,
-``model`` and optionally ``num_seeds``, ``first_seed``, ``seeds``, ``hint``, ``allow_unvalidated``,
-``max_turns``, ``max_tokens`` and ``step`` (before each task print ``{"next": <task info>}`` and wait for a
-line on stdin, so a scripted server can be told what to answer). Prints one JSON line per
-episode, then ``{"counts": ...}``. A refused selection prints ``{"error": ...}`` and exits 3.
+``python verifiers_runner.py`` serves runs, one JSON request a line on stdin, until stdin
+closes: one process plays every run of a test session (importing verifiers and spade-envs
+takes seconds, each time). A request has ``registry``, ``envs`` (or ``query``: a Query's
+fields), ``base_url``, ``model`` and optionally ``num_seeds``, ``first_seed``, ``seeds``,
+``hint``, ``allow_unvalidated``, ``max_turns``, ``max_tokens`` and ``step`` (before each
+task print ``{"next": <task info>}`` and wait for a line on stdin, so a scripted server can
+be told what to answer). A run prints one JSON line per episode, then ``{"counts": ...}``;
+a refused selection prints ``{"error": ...}`` instead. Anything else that fails is a
+traceback on stderr and an exit (status 1); ``verifiers_support.run_verifiers`` then
+starts a fresh runner for the next request.
 """
 
 from __future__ import annotations
@@ -18,14 +23,12 @@ import sys
 import time
 
 
-def main() -> int:
-    args = json.loads(sys.argv[1])
-    os.environ.setdefault("SPADE_TEST_KEY", "unused")
+def play(args: dict) -> None:
+    """One run: every task of the selection, through verifiers' ``Env.run_episode``."""
     from spade_envs.error import SpadeError
+    from spade_envs.integrations.verifiers import Query, load_environment
 
     try:
-        from spade_envs.integrations.verifiers import Query, load_environment
-
         env = load_environment(
             Query(**args["query"]) if "query" in args else args["envs"],
             registry=args["registry"],
@@ -39,7 +42,7 @@ def main() -> int:
         tasks = list(env.taskset)
     except SpadeError as exc:
         print(json.dumps({"error": str(exc), "type": type(exc).__name__}), flush=True)
-        return 3
+        return
     import verifiers.v1 as vf
 
     ctx = vf.ModelContext(
@@ -48,7 +51,7 @@ def main() -> int:
         sampling=vf.SamplingConfig(max_tokens=args.get("max_tokens"), temperature=0.7),
     )
 
-    async def play() -> None:
+    async def episodes() -> None:
         async with env.serving():
             for task in tasks:
                 if args.get("step"):
@@ -72,8 +75,23 @@ def main() -> int:
                 }
                 print(json.dumps(row), flush=True)
 
-    asyncio.run(play())
+    try:
+        asyncio.run(episodes())
+    finally:
+        # Each run names its own registry (a test's temporary file): the next run of
+        # this process must not hold it open.
+        env.taskset.registry().close()
     print(json.dumps({"counts": env.counts.metrics()}), flush=True)
+
+
+def main() -> int:
+    os.environ.setdefault("SPADE_TEST_KEY", "unused")
+    # Imported once, before the first request: what every run would otherwise pay.
+    import spade_envs.integrations.verifiers  # noqa: F401
+
+    for line in sys.stdin:
+        if line.strip():
+            play(json.loads(line))
     return 0
 
 

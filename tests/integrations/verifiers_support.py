@@ -9,6 +9,8 @@ locally it skips them and says how to build it.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import subprocess
@@ -43,6 +45,13 @@ def vf_environ(**extra: str) -> dict[str, str]:
     harness runs its chat loop with that venv's ``uv``), offline hub, our test key."""
     env = dict(os.environ)
     env["PATH"] = f"{VF_BIN}:{env.get('PATH', '')}"
+    # The null harness starts its chat program (openai, mcp, httpx) once per model turn,
+    # in a uv environment that `uv sync --script` leaves without bytecode; where
+    # PYTHONDONTWRITEBYTECODE is set (as on the 2-core machines this suite is timed on),
+    # every start compiled it all again: 2 s a turn instead of 1. verifiers syncs that
+    # environment before the first turn of a process; this has the sync compile it
+    # (once: later syncs find it compiled).
+    env["UV_COMPILE_BYTECODE"] = "1"
     env["HF_HUB_OFFLINE"] = "1"
     env["SPADE_TEST_KEY"] = "unused"
     env.pop("VIRTUAL_ENV", None)
@@ -71,31 +80,85 @@ def serve_model(model):
     return serve(model, "127.0.0.1", 0)
 
 
+class _Runner:
+    """One ``verifiers_runner.py`` process, serving run after run (see its docstring)."""
+
+    def __init__(self) -> None:
+        # stderr to a file: verifiers logs freely, and a full pipe would stall the runs.
+        self.log = tempfile.TemporaryFile()
+        env = vf_environ()
+        # Every request names its registry; a runner started during one test must not
+        # carry that test's default registry into the next ones.
+        env.pop("SPADE_REGISTRY_URL", None)
+        self.proc = subprocess.Popen(
+            [str(VF_PYTHON), str(RUNNER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stderr_since(self, offset: int) -> str:
+        # Read once the runner is dead: it shares the file's offset while it writes.
+        self.log.seek(offset)
+        return self.log.read().decode(errors="replace")
+
+    def close(self) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()  # its loop ends with its input
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
+
+
+#: This pytest process's runner (each xdist worker has its own), started at the first
+#: run; a run that did not end cleanly (a crash, its timeout, a failing test) kills it,
+#: and the next run starts a fresh one.
+_runner: _Runner | None = None
+
+
+@atexit.register
+def _close_runner() -> None:
+    if _runner is not None:
+        _runner.close()
+
+
 def run_verifiers(
     args: dict,
     plans: Callable[[dict], list[str]] | None = None,
     model: PlanModel | None = None,
     timeout: float = 600,
 ) -> tuple[list[dict], dict | None, dict | None]:
-    """Run the runner with ``args``; with ``plans``, set ``model.plan`` before each task
-    from its info (``env_id``, ``seed``). Returns (episodes, counts, refusal)."""
+    """Play ``args`` (a request of ``verifiers_runner.py``) through verifiers in its venv;
+    with ``plans``, set ``model.plan`` before each task from its info (``env_id``,
+    ``seed``). Returns (episodes, counts, refusal).
+
+    Every call is a run of its own (its own Env, registry and served model), in a runner
+    process that serves all the calls of this pytest process: starting Python and
+    importing verifiers costs seconds, and is paid once."""
+    global _runner
     require_verifiers_venv()
-    args = {**args, "step": plans is not None}
-    # stderr to a file: verifiers logs freely, and a full pipe would stall the handshake.
-    log = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(
-        [str(VF_PYTHON), str(RUNNER), json.dumps(args)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        env=vf_environ(),
-        cwd=REPO,
-    )
+    if _runner is None or not _runner.alive():
+        if _runner is not None:
+            _runner.close()
+        _runner = _Runner()
+    runner, proc = _runner, _runner.proc
+    offset = runner.log.seek(0, os.SEEK_END)
     watchdog = threading.Timer(timeout, proc.kill)
     watchdog.start()
     episodes, counts, refusal = [], None, None
     try:
+        proc.stdin.write(json.dumps({**args, "step": plans is not None}) + "\n")
+        proc.stdin.flush()
         for line in proc.stdout:
             if not line.startswith("{"):
                 continue
@@ -106,18 +169,24 @@ def run_verifiers(
                 proc.stdin.flush()
             elif "counts" in row:
                 counts = row["counts"]
+                break
             elif "error" in row:
                 refusal = row
+                break
             else:
                 episodes.append(row)
-        proc.wait(timeout=30)
+    except BrokenPipeError:
+        pass  # the runner had died: said below, with its stderr
     finally:
         watchdog.cancel()
-        if proc.poll() is None:
+        if counts is None and refusal is None:
+            # Cut off mid-run (crashed, killed at its timeout, or this test failed while
+            # it waited): never handed the next run.
             proc.kill()
-        log.seek(0)
-        stderr = log.read()
-        log.close()
-    if refusal is None and proc.returncode != 0:
-        raise AssertionError(f"the verifiers runner failed ({proc.returncode}):\n{stderr[-4000:]}")
+            proc.wait()
+    if counts is None and refusal is None:
+        raise AssertionError(
+            f"the verifiers runner failed ({proc.returncode}):\n"
+            + runner.stderr_since(offset)[-4000:]
+        )
     return episodes, counts, refusal

@@ -432,39 +432,24 @@ def test_deep_or_huge_knobs_literals_fail_cleanly(literal):
 
 
 def test_a_card_of_a_large_stored_source_does_not_hold_the_parse_lock(monkeypatch):
-    import ast
-
+    from spade_envs.core import pyparse
     from spade_envs.registry.limits import MAX_SOURCE_BYTES
-    from spade_envs.validation.static import PARSE_LOCK
     from spade_envs.web import pages_card
 
-    # The card takes PARSE_LOCK (what every validation's ast.parse waits for) only to parse
-    # a source the validator would parse too: a ~1 MB stored one is never parsed at all.
-    taken: list[int] = []
+    # The card parses (holding PARSE_LOCK, what every validation's parse waits for) only a
+    # source the validator would parse too: a ~1 MB stored one is never parsed at all.
     parsed: list[int] = []
 
-    class Recording:
-        def __enter__(self):
-            taken.append(1)
-            return PARSE_LOCK.__enter__()
-
-        def __exit__(self, *exc):
-            return PARSE_LOCK.__exit__(*exc)
-
-    real_parse = ast.parse
-
-    def parse(source, *args, **kwargs):
+    def parse_source(source, *args, **kwargs):
         parsed.append(len(source))
-        return real_parse(source, *args, **kwargs)
+        return pyparse.parse_source(source, *args, **kwargs)
 
-    monkeypatch.setattr(pages_card, "_AST_LOCK", Recording())
-    monkeypatch.setattr(ast, "parse", parse)
+    monkeypatch.setattr(pages_card, "parse_source", parse_source)
     head = "class E:\n    knobs = {'a': ["
     source = head + "0," * ((MAX_SOURCE_BYTES - len(head) - 10) // 2) + "]}\n"
     assert len(source) <= MAX_SOURCE_BYTES
     assert pages_card.static_knobs(source, "E") is None
-    assert (taken, parsed) == ([], []), "the card parsed a ~1 MB source under PARSE_LOCK"
-    # The same literal at a size the validator parses is read, under the lock (so the
-    # recording above would have seen a parse).
+    assert parsed == [], "the card parsed a ~1 MB source under PARSE_LOCK"
+    # The same literal at a size the validator parses is read, through the locked parse.
     assert pages_card.static_knobs(head + "0," * 10 + "]}\n", "E") == {"a": [0] * 10}
-    assert taken and parsed
+    assert parsed

@@ -239,3 +239,62 @@ def test_a_forked_copy_of_the_pool_leaves_the_parents_workers_alone():
         assert default_pool().acquire().alive
     finally:
         mine.close()
+
+
+def _open_in_child(pool, answers) -> None:
+    import threading
+
+    from spade_envs.sandbox import default_pool
+
+    default_pool().close()  # the module's lock
+    seen = []
+
+    def play() -> None:  # from a thread: workers start through the spawner thread
+        env = open_env(env_source(), pool=pool)
+        try:
+            seen.append(env.reset(seed=0)[0])
+        finally:
+            env.close()
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    thread.join()
+    answers.send(seen[0] if seen else "no answer")
+
+
+def test_a_process_forked_while_the_pool_starts_a_worker_opens_environments():
+    """A fork copies the pool's locks but not the thread holding them (the refill thread
+    starting a zygote, a request starting a worker): the copy must not wait for them."""
+    import multiprocessing
+
+    from spade_envs.sandbox import pool as sandbox_pool
+    from spade_envs.sandbox import process as sandbox_process
+
+    pool = WorkerPool(TIGHT, size=1)
+    held = [
+        pool._zygote_lock,
+        pool._lock,
+        sandbox_pool._default_lock,
+        sandbox_process._spawner._lock,
+    ]
+    for lock in held:  # as if another thread were inside them at the fork
+        lock.acquire()
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+    child = context.Process(target=_open_in_child, args=(pool, theirs))
+    try:
+        child.start()
+        for lock in held:
+            lock.release()
+        answered = ours.poll(60)
+        assert answered, "the forked process hung starting a worker"
+        assert ours.recv() == "ready"
+        child.join(10)
+        assert child.exitcode == 0
+        env = open_env(env_source(), pool=pool)  # the parent's pool still works
+        assert env.reset(seed=0)[0] == "ready"
+        env.close()
+    finally:
+        if child.is_alive():
+            child.kill()
+        pool.close()

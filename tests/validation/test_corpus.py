@@ -28,8 +28,10 @@ def reports():
     paths = BROKEN + VALID
     # One validation process: the cases are timed, and with the other xdist worker busy
     # two more processes on two cores starved them past their wall-clock limits in CI.
+    # Fixed check seeds, as for the seeds' own test: with fresh ones a valid case can meet a
+    # rare seed where an answer it shows is also right (half_life_lab_duck at 194610).
     results = validate_many(
-        [p.read_text(encoding="utf-8") for p in paths], progress=False, workers=1
+        [p.read_text(encoding="utf-8") for p in paths], progress=False, workers=1, seed=0
     )
     return dict(zip(paths, results))
 

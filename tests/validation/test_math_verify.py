@@ -335,6 +335,51 @@ def test_workers_load_math_verify_only_for_environments_that_import_it(pool):
     assert json.loads(observation) == {"loaded": [], "alarm": [0, 0]}
 
 
+WARM_PROBE = """
+import json
+import sys
+
+import math_verify
+
+from spade_envs import TextEnv
+
+# Recorded as the module runs: what math_verify's first parse() had already built.
+PARSER = sys.modules["math_verify.parser"]
+BUILT = [PARSER.lazy_latex_regex.cache_info().currsize, PARSER.lazy_expr_regex.cache_info().currsize]
+
+
+class WarmProbe(TextEnv):
+    skill = "code"
+    description = "Reports whether math_verify had graded an answer before this code ran."
+    max_turns = 1
+
+    def _reset(self):
+        return json.dumps(BUILT)
+
+    def _step(self, action):
+        return "done", 0.0, True
+
+    def hint(self):
+        return "none"
+
+    def solution(self):
+        return ["done"]
+"""
+
+
+def test_an_environment_that_imports_math_verify_finds_it_warm(pool):
+    """The first parse() builds math_verify's grammar and regexes (0.1 s of CPU quiet, over
+    the 0.5 s a step may take on a loaded machine: a valid environment was once rejected
+    in CI for it). The worker grades one answer before the environment's code runs, so
+    that cost counts against loading and the first step() costs what the others do."""
+    env = open_env(WARM_PROBE, pool=pool)
+    try:
+        observation, _info = env.reset(seed=0)
+    finally:
+        env.close()
+    assert json.loads(observation) == [1, 1]
+
+
 def test_a_slow_comparison_ends_in_the_call_limit():
     """``\\boxed{10^{10^{10}}+1}`` keeps sympy busy past any limit: with math_verify's
     alarm disarmed, the parent's wall-clock limit ends the call and kills the worker."""

@@ -257,13 +257,24 @@ def test_downloads_leave_no_temporary_files(client, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     import urllib.request
 
-    for fmt in ("parquet", "package"):
+    for fmt, suffix in (("parquet", "parquet"), ("package", "zip"), ("jsonl", "jsonl")):
+        # HEAD answers what GET would, without writing the file only to throw it away (its
+        # temporary directory was once removed only after the response, so a client could
+        # still see it).
         request = urllib.request.Request(client.base + f"/export?format={fmt}", method="HEAD")
         with urllib.request.urlopen(request) as response:
             assert response.status == 200 and response.read() == b""
-        status, _, body = client.request(f"/export?format={fmt}")
-        assert status == 200 and len(body) > 1000
-    assert list(tmp_path.iterdir()) == []
+            head = response.headers
+        assert list(tmp_path.iterdir()) == []
+        with urllib.request.urlopen(client.base + f"/export?format={fmt}") as response:
+            assert response.status == 200 and len(response.read()) > 1000
+            assert response.headers["Content-Type"] == head["Content-Type"]
+        for headers in (head, response.headers):
+            assert re.fullmatch(
+                rf'attachment; filename="spade-corpus-[0-9-]+-[0-9]+\.{suffix}"',
+                headers["Content-Disposition"],
+            )
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_export_parquet_and_package_reimport(client, tmp_path):

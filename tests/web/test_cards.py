@@ -434,8 +434,21 @@ def test_the_package_download_is_this_version_alone_and_imports(
 
 
 def test_a_card_does_not_wait_for_a_slow_example_and_reloads_until_it_is_there(
-    client, server, patient
+    client, server, patient, monkeypatch
 ):
+    from spade_envs.web import examples as examples_module
+
+    # The example is held until the first view is read: on a loaded machine the request
+    # thread could lose its core after queueing it for as long as the example takes.
+    first_view_read = threading.Event()
+    play_example = examples_module.play_example
+
+    def held(record, *args, **kwargs):
+        if record.name == "CardLater":
+            first_view_read.wait(30)
+        return play_example(record, *args, **kwargs)
+
+    monkeypatch.setattr(examples_module, "play_example", held)
     registry = server.app.registry
     source = TWO_VERSIONS.format(turns=2, level=7).replace("CardDiff", "CardLater")
     registry.register(source, _meta("CardLater"), status="candidate")
@@ -443,6 +456,7 @@ def test_a_card_does_not_wait_for_a_slow_example_and_reloads_until_it_is_there(
     patient.wait_s = 0.0
     try:
         status, _, text = client.get("/env/CardLater-v1")
+        first_view_read.set()
         assert status == 200
         assert 'id="example-playing"' in text and 'id="example"' not in text
         assert '<meta http-equiv="refresh" content="2">' in text
@@ -452,6 +466,7 @@ def test_a_card_does_not_wait_for_a_slow_example_and_reloads_until_it_is_there(
             time.sleep(0.2)
             text = client.get("/env/CardLater-v1")[2]
     finally:
+        first_view_read.set()
         patient.wait_s = 30.0
     assert 'id="example-playing"' not in text and 'http-equiv="refresh"' not in text
     assert re.search(r'id="example-return">1<', text)
