@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -223,7 +225,31 @@ def _summary_writer(log_dir: Path, purge_step: int) -> Any:
             )
             _WARNED = True
         return None
+    _wait_past_existing_events(log_dir)
     return SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
+
+
+_EVENTS_SECOND = re.compile(r"events\.out\.tfevents\.(\d+)\.")
+
+
+def _wait_past_existing_events(log_dir: Path) -> None:
+    """Wait (at most about a second) until a new events file sorts after the existing ones.
+
+    TensorBoard reads a folder's event files in name order, and a name is the second it was
+    created, the host, the pid and a per-process counter. A resumed writer created in the
+    same second as the killed one, in one process, can sort first ("...9" after "...10"):
+    TensorBoard then reads the old steps last and the purge drops the new ones.
+    """
+    seconds = [
+        int(match.group(1))
+        for path in (log_dir.iterdir() if log_dir.is_dir() else ())
+        if (match := _EVENTS_SECOND.match(path.name))
+    ]
+    latest = max(seconds, default=None)
+    if latest is None or latest - time.time() > 2:  # a clock set back: do not wait for it
+        return
+    while int(time.time()) <= latest:
+        time.sleep(0.05)
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:

@@ -138,10 +138,13 @@ def test_two_threads_calling_one_worker_take_turns_or_are_refused(pool, monkeypa
         thread.join(20)
     monkeypatch.undo()
     refused = [op for op, answer in got.items() if isinstance(answer, SandboxError)]
-    assert len(refused) == 1, got
-    assert "is still waiting for its answer" in str(got[refused[0]])
-    answered = "step" if refused == ["hint"] else "hint"
-    assert isinstance(got[answered], list if answered == "step" else str), got
+    # Usually the second is refused; a fast worker can answer the first before the second
+    # thread runs again (a loaded CI, zygote workers), and then they took turns.
+    assert len(refused) <= 1, got
+    for op in refused:
+        assert "is still waiting for its answer" in str(got[op])
+    for op in set(got) - set(refused):
+        assert isinstance(got[op], list if op == "step" else str), got
     # The channel is in step with the worker: each call gets its own answer.
     assert isinstance(worker.call("hint", agent=None), str)
     assert isinstance(worker.call("step", action="x"), list)

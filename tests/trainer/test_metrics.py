@@ -83,6 +83,28 @@ def test_tensorboard_gets_every_number_and_a_resume_purges_later_steps(tmp_path)
     assert _tensorboard_events(tmp_path / "tensorboard")["update/loss"] == [(1, 1.0), (2, 20.0)]
 
 
+def test_a_resume_in_the_same_second_and_process_still_reads_last(tmp_path, monkeypatch):
+    """TensorBoard reads event files in name order; a process's tenth writer ("...10") sorts
+    before its ninth ("...9") when both are created in one second (a CI failure)."""
+    if os.environ.get("CI"):
+        importlib.import_module("tensorboard")
+    else:
+        pytest.importorskip("tensorboard")
+    from tensorboard.summary.writer import event_file_writer
+
+    monkeypatch.setattr(event_file_writer, "_global_uid", event_file_writer.AtomicCounter(9))
+    writer = MetricsWriter(tmp_path)
+    for i in (1, 2, 3):
+        writer.write({"iteration": i, "loss": float(i)})
+    writer.close()
+    resumed = MetricsWriter(tmp_path, start_iteration=1)
+    resumed.write({"iteration": 2, "loss": 20.0})
+    resumed.close()
+    names = sorted(p.name for p in (tmp_path / "tensorboard").iterdir())
+    assert names[-1].endswith(".10"), names  # the resumed writer's file, read last
+    assert _tensorboard_events(tmp_path / "tensorboard")["update/loss"] == [(1, 1.0), (2, 20.0)]
+
+
 def test_without_tensorboard_the_writer_warns_once_and_writes_json(tmp_path, monkeypatch):
     import builtins
 
