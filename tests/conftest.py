@@ -10,7 +10,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, settings
 
-from spade_envs.core.pyparse import PARSE_LOCK
+from spade_envs.core import pyparse
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -24,7 +24,7 @@ _UNLOCKED_PARSE = ast.parse
 
 
 def _locked_parse(*args, **kwargs):
-    with PARSE_LOCK:
+    with pyparse.PARSE_LOCK:  # looked up each call: a forked child gets a fresh lock
         return _UNLOCKED_PARSE(*args, **kwargs)
 
 

@@ -16,13 +16,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..error import SandboxUnavailable
+from ..error import SandboxStartFailed, SandboxUnavailable
 from .config import SandboxConfig
 
 __all__ = [
@@ -328,28 +330,50 @@ def hold_uid(uid: int, worker: Any) -> None:
 UID_KEY_FILE = Path("/var/lib/spade-envs/uid-key")
 
 
+_UID_KEY_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1)
 def _uid_key() -> bytes:
     """A key shared by every parent on this machine (so uids stay unique across them)
     and unknown to workers. Only a root parent gives workers uids of their own; any
-    other parent falls back to a fixed key, which then protects nothing."""
-    try:
-        return UID_KEY_FILE.read_bytes()
-    except OSError:
-        pass
-    if os.geteuid() != 0:
-        return b"spade-envs"
+    other parent falls back to a fixed key, which then protects nothing.
+
+    Raises:
+        SandboxStartFailed: A root parent can neither read nor create the key file.
+    """
+    with _UID_KEY_LOCK:  # the pool's refill thread and a cold start can both get here first
+        try:
+            return UID_KEY_FILE.read_bytes()
+        except OSError:
+            pass
+        if os.geteuid() != 0:
+            return b"spade-envs"
+        try:
+            return _create_uid_key()
+        except OSError as exc:
+            raise SandboxStartFailed(
+                f"Cannot create the sandbox's uid key {UID_KEY_FILE} ({exc.strerror}): a "
+                "root parent keeps it there so that workers of different processes get "
+                f"different uids. Make {UID_KEY_FILE.parent} writable by root (a read-only "
+                "root file system: mount a small writable volume there), then try again."
+            ) from exc
+
+
+def _create_uid_key() -> bytes:
     UID_KEY_FILE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    draft = UID_KEY_FILE.with_name(f".uid-key.{os.getpid()}")
-    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(os.urandom(32))
+    # A draft of its own (another parent may be writing one), linked in place: the first
+    # parent's key wins, and the others read it.
+    fd, draft = tempfile.mkstemp(prefix=".uid-key.", dir=UID_KEY_FILE.parent)
     try:
-        os.link(draft, UID_KEY_FILE)  # the first parent's key wins; the others read it
-    except FileExistsError:
-        pass
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(32))
+        try:
+            os.link(draft, UID_KEY_FILE)
+        except FileExistsError:
+            pass
     finally:
-        draft.unlink()
+        os.unlink(draft)
     return UID_KEY_FILE.read_bytes()
 
 
@@ -380,6 +404,22 @@ def _worker_settings(config: SandboxConfig, layers: dict[str, bool], debug: bool
     return settings
 
 
+#: How a worker or zygote interpreter starts: no user site-packages, no bytecode files, and
+#: (-P, Python 3.11+) no working directory on ``sys.path``. A worker starts as root, before
+#: it drops its uid; without bubblewrap its working directory is the host's temporary
+#: directory, where any local user could plant a module it would import (an adversary's
+#: review). On 3.10, workers start in ``/`` instead (see ``worker_directory``).
+_PYTHON = (sys.executable, "-s", "-B", *(("-P",) if sys.version_info >= (3, 11) else ()), "-m")
+
+
+def worker_directory(layers: dict[str, bool]) -> str | None:
+    """Where a cold worker starts: bubblewrap gives it a directory of its own; without it,
+    the temporary directory, unless this Python cannot keep it off ``sys.path``."""
+    if layers["bubblewrap"]:
+        return None
+    return tempfile.gettempdir() if sys.version_info >= (3, 11) else "/"
+
+
 def worker_command(
     config: SandboxConfig, *, debug: bool = False
 ) -> tuple[list[str], dict[str, bool]]:
@@ -388,7 +428,7 @@ def worker_command(
     settings = _worker_settings(config, layers, debug)
     if settings["uid"] is None:
         settings["uid"] = worker_uid()
-    python = [sys.executable, "-s", "-B", "-m", "spade_envs.sandbox.worker", json.dumps(settings)]
+    python = [*_PYTHON, "spade_envs.sandbox.worker", json.dumps(settings)]
     if layers["bubblewrap"]:
         return _bubblewrap_args(config, layers) + python, layers
     return python, layers
@@ -412,7 +452,5 @@ def zygote_command(
         return None
     settings = _worker_settings(config, layers, debug)
     settings["tmp_size_mb"] = config.tmp_size_mb
-    python = [
-        sys.executable, "-s", "-B", "-m", "spade_envs.sandbox.zygote_server", json.dumps(settings)
-    ]  # fmt: skip
+    python = [*_PYTHON, "spade_envs.sandbox.zygote_server", json.dumps(settings)]
     return _bubblewrap_args(config, layers, ZYGOTE_CAPABILITIES) + python, layers

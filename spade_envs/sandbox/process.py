@@ -25,7 +25,13 @@ from ..error import (
     SandboxTimeout,
 )
 from .config import SandboxConfig
-from .isolation import WORKER_UID_BASE, hold_uid, worker_command, worker_environment
+from .isolation import (
+    WORKER_UID_BASE,
+    hold_uid,
+    worker_command,
+    worker_directory,
+    worker_environment,
+)
 from .wire import Channel, encode
 from .zygote import ForkedProcess, Zygote
 
@@ -172,7 +178,7 @@ class Worker:
         self._io_lock = threading.Lock()
         self._io_users = 0
         self._pipes_closed = False
-        self._pending_thread: int | None = None
+        self._receiving = False
         self._stopping = False
         started = time.monotonic()
         if zygote is not None:
@@ -185,7 +191,7 @@ class Worker:
             return
         self.lineage = object()
         command, self.layers = worker_command(self.config, debug=debug)
-        cwd = None if self.layers["bubblewrap"] else tempfile.gettempdir()
+        cwd = worker_directory(self.layers)
         # The worker writes to this file only until it is ready (then stderr goes to
         # /dev/null), so a worker that cannot start can say why.
         startup_log = None if debug else tempfile.TemporaryFile()
@@ -304,26 +310,34 @@ class Worker:
             if self._pending is not None:
                 raise SandboxError(f"{self._pending[0]}() is still waiting for its answer")
             self._pending = (op, deadline, timeout)
-            self._pending_thread = threading.get_ident()
         with self._translate_failures(), self._using_pipes():
             self._channel.send_bytes(
                 encode({"op": op, "args": args}), deadline=deadline, what=f"{op}()"
             )
 
     def receive(self) -> Any:
-        """The answer to the operation started by :meth:`send` (same errors as :meth:`call`)."""
+        """The answer to the operation started by :meth:`send` (same errors as :meth:`call`).
+
+        Any thread may collect it (``step_async`` in one, ``step_wait`` in another), one
+        at a time: a second reader would split the answer's bytes with the first.
+        """
         with self._io_lock:
-            pending, sender = self._pending, self._pending_thread
-        if pending is None:
-            raise SandboxError("receive() without a pending send()")
+            pending = self._pending
+            if pending is None:
+                raise SandboxError("receive() without a pending send()")
+            if self._receiving:
+                raise SandboxError(f"another thread is receiving the answer to {pending[0]}()")
+            self._receiving = True
         op, deadline, _ = pending
-        if sender != threading.get_ident():
-            raise SandboxError(f"{op}() was sent by another thread; only that thread receives")
-        with self._translate_failures(), self._using_pipes():
-            answer = self._channel.receive(
-                deadline=deadline, max_bytes=self.config.max_message_bytes, what=f"{op}()"
-            )
-        self._pending = None
+        try:
+            with self._translate_failures(), self._using_pipes():
+                answer = self._channel.receive(
+                    deadline=deadline, max_bytes=self.config.max_message_bytes, what=f"{op}()"
+                )
+            self._pending = None
+        finally:
+            with self._io_lock:
+                self._receiving = False
         if not isinstance(answer, dict) or "ok" not in answer:
             self._fail("malformed answer")
             raise SandboxProtocolError(f"malformed answer to {op}(): {answer!r:.200}")

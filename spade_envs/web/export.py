@@ -98,7 +98,9 @@ def export_response(registry: Any, keys: np.ndarray, fmt: str, *, head: bool = F
     stem = f"spade-corpus-{stamp}-{len(keys)}"
     suffix, media_type = _FILES[fmt]
     if head:
-        return Response(media_type=media_type, headers=_attachment(f"{stem}.{suffix}"))
+        response = Response(media_type=media_type, headers=_attachment(f"{stem}.{suffix}"))
+        del response.headers["content-length"]  # the body's length is unknown until built
+        return response
     if fmt == "jsonl":
 
         def lines() -> Iterator[bytes]:

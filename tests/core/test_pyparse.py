@@ -68,3 +68,58 @@ def test_no_module_parses_outside_the_lock():
         for hit in _unlocked_parses(path)
     ]
     assert found == [], "parse through spade_envs.core.pyparse instead: " + ", ".join(found)
+
+
+def test_a_forked_child_parses_while_its_parent_holds_the_lock():
+    """A thread of the parent holds the lock at the fork (multiprocessing's 'fork', an
+    AsyncVectorEnv opening environments): the child's lock is a fresh one (an adversary's
+    review found 4 of 5 such children hung for good)."""
+    import os
+    import signal
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with PARSE_LOCK:
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert held.wait(10)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: parse, or die of the alarm if the lock never comes
+            signal.alarm(5)
+            from spade_envs.core import pyparse
+
+            pyparse.parse_source("x = 1")
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        release.set()
+        thread.join(10)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_a_parse_that_meets_the_interpreter_wide_race_is_tried_again(monkeypatch):
+    """Parses outside the package (traceback's caret anchors) cannot take the lock; the
+    constructor resets its depth at each call, so the mismatch is answered by a retry."""
+    real_parse = ast.parse
+    calls = []
+
+    def racing(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=21, after=25)")
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", racing)
+    assert isinstance(parse_source("x = 1"), ast.Module) and len(calls) == 2
+
+    def other_error(*args, **kwargs):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(ast, "parse", other_error)
+    with pytest.raises(SystemError, match="something else"):
+        parse_source("x = 1")

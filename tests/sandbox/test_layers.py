@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import uuid
 import warnings
@@ -17,7 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from spade_envs.error import SandboxCrashed, SandboxTimeout, SandboxUnavailable
+from spade_envs.error import (
+    SandboxCrashed,
+    SandboxStartFailed,
+    SandboxTimeout,
+    SandboxUnavailable,
+)
 from spade_envs.sandbox import (
     SandboxConfig,
     SandboxWarning,
@@ -91,6 +97,61 @@ def test_each_worker_gets_its_own_uid():
     # before it, or which process started it (a validator's from a rollout's).
     steps = {b - a for a, b in itertools.pairwise(uids)}
     assert len(steps) > 200
+
+
+def test_a_module_planted_in_the_temporary_directory_is_not_imported(tmp_path, monkeypatch):
+    """Without bubblewrap a worker starts, as root, in the host's temporary directory, which
+    any local user may write; ``-m`` once put it first on ``sys.path`` (an adversary's
+    review ran a planted ``colorsys.py`` as uid 0)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / "colorsys.py").write_text("PLANTED = True\n")
+    code = 'import colorsys, sys; return str(hasattr(colorsys, "PLANTED")), 0.0, False'
+    assert run_step(NOTHING, code) == "False"
+
+
+@requires_root
+def test_two_threads_creating_the_uid_key_agree_on_it(tmp_path, monkeypatch):
+    """The pool's refill thread and a cold start can both be first on a new machine: both
+    once wrote one draft name, and one of them raised FileNotFoundError or kept a key that
+    was not the one on disk (an adversary's review, 61 of 600 calls)."""
+
+    def first_worker(barrier: threading.Barrier, got: list[object]) -> None:
+        barrier.wait(10)
+        try:
+            got.append(isolation._uid_key())
+        except Exception as exc:  # the test reports whatever it was
+            got.append(exc)
+
+    for trial in range(30):
+        monkeypatch.setattr(isolation, "UID_KEY_FILE", tmp_path / str(trial) / "uid-key")
+        isolation._uid_key.cache_clear()
+        barrier = threading.Barrier(2)
+        got: list[object] = []
+        threads = [threading.Thread(target=first_worker, args=(barrier, got)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        on_disk = isolation.UID_KEY_FILE.read_bytes()
+        assert got == [on_disk, on_disk] and len(on_disk) == 32, (trial, got)
+        assert sorted(p.name for p in isolation.UID_KEY_FILE.parent.iterdir()) == ["uid-key"]
+        assert isolation.UID_KEY_FILE.stat().st_mode & 0o777 == 0o600
+    isolation._uid_key.cache_clear()
+
+
+@requires_root
+def test_a_root_parent_that_cannot_keep_the_uid_key_says_where_and_what_to_do(monkeypatch):
+    # A read-only root file system (a container's): /proc stands in, where mkdir fails too.
+    monkeypatch.setattr(isolation, "UID_KEY_FILE", Path("/proc/spade-envs-test/uid-key"))
+    isolation._uid_key.cache_clear()
+    try:
+        with pytest.raises(
+            SandboxStartFailed, match=r"uid key /proc/spade-envs-test/uid-key .*Make "
+        ):
+            worker_uid()
+    finally:
+        monkeypatch.undo()
+        isolation._uid_key.cache_clear()
 
 
 @requires_root

@@ -149,3 +149,46 @@ def test_two_threads_calling_one_worker_take_turns_or_are_refused(pool, monkeypa
     assert isinstance(worker.call("hint", agent=None), str)
     assert isinstance(worker.call("step", action="x"), list)
     env.close()
+
+
+def test_a_step_sent_from_one_thread_is_collected_from_another(pool):
+    """asyncio's run_in_executor hands step_async and step_wait to whichever pool thread is
+    free; the answer was once refused to any thread but the sender's, and the worker stayed
+    waiting for good (an adversary's review)."""
+    env = open_env(env_source(), pool=pool)
+    env.reset(seed=0)
+    thread = threading.Thread(target=env.step_async, args=("x",))
+    thread.start()
+    thread.join(20)
+    observation, reward, terminated, truncated, info = env.step_wait()
+    assert info["turn"] == 1
+    assert env.step("y")[4]["turn"] == 2  # the channel is in step
+    env.close()
+
+
+def test_two_threads_collecting_one_answer_are_one_at_a_time(pool, monkeypatch):
+    env = open_env(env_source(), pool=pool)
+    env.reset(seed=0)
+    worker = env._worker
+    inside, go = threading.Event(), threading.Event()
+    receive = worker._channel.receive
+
+    def gated(*args, **kwargs):
+        inside.set()
+        go.wait(10)
+        return receive(*args, **kwargs)
+
+    monkeypatch.setattr(worker._channel, "receive", gated)
+    worker.send("step", action="x")
+    got: list[object] = []
+    first = threading.Thread(target=lambda: got.append(worker.receive()))
+    first.start()
+    assert inside.wait(10)
+    with pytest.raises(SandboxError, match=r"another thread is receiving the answer to step\(\)"):
+        worker.receive()
+    go.set()
+    first.join(20)
+    monkeypatch.undo()
+    assert isinstance(got[0], list) and got[0][4]["turn"] == 1
+    assert worker.call("step", action="y")[4]["turn"] == 2
+    env.close()
