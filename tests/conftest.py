@@ -153,13 +153,13 @@ def pytest_collection_finish(session):
 
 
 @pytest.fixture(scope="session")
-def smollm2_hf(tmp_path_factory):
-    """The packaged SmolLM2 as a Hugging Face directory, converted once per test run."""
+def smollm2_hf():
+    """The packaged SmolLM2 as a Hugging Face directory (converted once per machine)."""
     from spade_envs.llm import smollm2_hf_dir
 
     from .model_support import model_cache
 
-    return smollm2_hf_dir(model_cache(tmp_path_factory))
+    return smollm2_hf_dir(model_cache())
 
 
 @pytest.fixture(scope="session")

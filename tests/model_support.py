@@ -26,11 +26,15 @@ SMOLLM2_MARKS = [
 ]
 
 
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One model cache per test run, shared by xdist workers (a file lock makes one of
-    them convert the GGUF while the other waits)."""
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
+def model_cache() -> Path:
+    """The converted-model cache every test shares: the package's own
+    (``$SPADE_MODEL_CACHE``, else ``~/.cache/spade-envs/models``). The CLI's and the
+    examples' subprocesses use it anyway, so one cache means SmolLM2 is converted once per
+    machine, not once more per run for the tests that load it themselves (a file lock makes
+    one process convert while the others wait)."""
+    from spade_envs.llm.transformers_backend import default_cache_dir
+
+    return default_cache_dir()
 
 
 @contextmanager

@@ -12,11 +12,11 @@ pytestmark = SMOLLM2_MARKS
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory):
+def model():
     from spade_envs.llm import load_model
 
     with torch_threads(1):
-        loaded = load_model("smollm2", cache_dir=model_cache(tmp_path_factory), batch_size=4)
+        loaded = load_model("smollm2", cache_dir=model_cache(), batch_size=4)
         yield loaded
         loaded.close()
 

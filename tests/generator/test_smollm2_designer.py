@@ -31,11 +31,11 @@ def short_documents():
 
 
 @pytest.fixture(scope="module")
-def smollm2(tmp_path_factory):
+def smollm2():
     threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
     with (
         torch_threads(threads),
-        load_model("smollm2", cache_dir=model_cache(tmp_path_factory)) as m,
+        load_model("smollm2", cache_dir=model_cache()) as m,
     ):
         yield m
 

@@ -34,8 +34,8 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def cache_root(tmp_path_factory):
-    return model_cache(tmp_path_factory)
+def cache_root():
+    return model_cache()
 
 
 @pytest.fixture(scope="module")

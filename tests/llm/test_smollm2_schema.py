@@ -25,11 +25,11 @@ pytestmark = SMOLLM2_MARKS
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory):
+def model():
     threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
     with (
         torch_threads(threads),
-        load_model("smollm2", cache_dir=model_cache(tmp_path_factory)) as loaded,
+        load_model("smollm2", cache_dir=model_cache()) as loaded,
     ):
         yield loaded
 

@@ -471,7 +471,7 @@ def _smollm2(test):
 
 
 @_smollm2
-def test_smollm2_step_on_agent_and_designer_samples(tmp_path_factory):
+def test_smollm2_step_on_agent_and_designer_samples():
     from spade_envs.agent.episode import Episode
     from spade_envs.agent.policy import Turn
     from spade_envs.generator.pipeline import Attempt
@@ -479,7 +479,7 @@ def test_smollm2_step_on_agent_and_designer_samples(tmp_path_factory):
     from spade_envs.trainer.samples import agent_samples, designer_samples
 
     with torch_threads(2):
-        chat = load_model("smollm2", cache_dir=model_cache(tmp_path_factory), batch_size=2)
+        chat = load_model("smollm2", cache_dir=model_cache(), batch_size=2)
         try:
             tok = chat.tokenizer
             # Two real sampled replies (temperature 1): their recorded log-probs are the

@@ -21,14 +21,12 @@ from .trainer_support import ScriptedDesigner
 pytestmark = SMOLLM2_MARKS
 
 
-def test_two_iterations_train_both_roles_and_leave_a_complete_run(
-    tmp_path, tmp_path_factory, monkeypatch
-):
+def test_two_iterations_train_both_roles_and_leave_a_complete_run(tmp_path, monkeypatch):
     import torch
 
     from spade_envs.trainer.adapters import adapters_disabled
 
-    monkeypatch.setenv("SPADE_MODEL_CACHE", str(model_cache(tmp_path_factory)))
+    monkeypatch.setenv("SPADE_MODEL_CACHE", str(model_cache()))
     monkeypatch.delenv("SPADE_REGISTRY_URL", raising=False)
     monkeypatch.delenv("SPADE_CHECKPOINT_DIR", raising=False)
     run = tmp_path / "run"

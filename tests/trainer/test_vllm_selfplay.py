@@ -38,12 +38,10 @@ class _Recorder:
         self.inner.close()
 
 
-def test_two_iterations_generate_in_vllm_and_sync_weights_after_each_update(
-    tmp_path, tmp_path_factory, monkeypatch
-):
+def test_two_iterations_generate_in_vllm_and_sync_weights_after_each_update(tmp_path, monkeypatch):
     import torch
 
-    monkeypatch.setenv("SPADE_MODEL_CACHE", str(model_cache(tmp_path_factory)))
+    monkeypatch.setenv("SPADE_MODEL_CACHE", str(model_cache()))
     monkeypatch.delenv("SPADE_REGISTRY_URL", raising=False)
     monkeypatch.delenv("SPADE_CHECKPOINT_DIR", raising=False)
     run = tmp_path / "run"
