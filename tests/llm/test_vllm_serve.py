@@ -1,5 +1,5 @@
-"""The OpenAI-compatible client against a real ``vllm serve`` (started here on 127.0.0.1,
-serving the packaged SmolLM2): the designer and the agent through the CLI runner."""
+"""The OpenAI-compatible client against a real ``vllm serve`` (the generation pool's, on
+127.0.0.1, serving the packaged SmolLM2): the designer and the agent through the CLI runner."""
 
 from __future__ import annotations
 
@@ -11,18 +11,16 @@ from click.testing import CliRunner
 from spade_envs.cli import main
 from spade_envs.llm import OpenAIChatModel, SamplingParams
 
-from ..vllm_support import VLLM_MARKS, vllm_server
+from ..vllm_support import VLLM_MARKS
 
 pytestmark = VLLM_MARKS
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, smollm2_hf):
-    """vLLM's OpenAI server on a free port of 127.0.0.1; its log goes to a file shown on
-    failure."""
-    log = tmp_path_factory.mktemp("vllm-serve") / "serve.log"
-    with vllm_server(smollm2_hf, log) as url:
-        yield url
+@pytest.fixture
+def server(vllm_pool):
+    """vLLM's OpenAI server on 127.0.0.1: the generation pool's ``vllm serve`` (see
+    ``vllm_pool``), asked for its base model."""
+    return vllm_pool
 
 
 def test_the_client_gets_text_and_finish_reasons_from_vllm_serve(server):

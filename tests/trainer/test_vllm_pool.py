@@ -5,61 +5,25 @@ model's, also on a server the load request never reached (the resolver)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-import yaml
 
 from spade_envs.llm import LLMConfigError, SamplingParams, TransformersChatModel
 from spade_envs.llm.vllm_server import VLLMServerModel
 from spade_envs.trainer.models import push_weights
 
-from ..vllm_support import CPU_SERVER_ARGS, VLLM_MARKS, free_port, serving
+from ..vllm_support import VLLM_MARKS
 from .test_vllm_sync import GREEDY, QUESTIONS, _samples, lora_learner
 
 pytestmark = VLLM_MARKS
 
-POOL_TASK = (
-    Path(__file__).resolve().parents[2] / "spade_envs/trainer/sky/pool/generation-pool.yaml"
-)
-
 
 @pytest.fixture(scope="module")
-def exchange(tmp_path_factory):
-    return tmp_path_factory.mktemp("exchange")
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory, smollm2_hf, exchange):
-    """The shipped pool task's own ``run`` script (sky/pool/generation-pool.yaml), with
-    the variables SkyPilot would set and a CPU's engine options: ``vllm serve`` with
-    runtime LoRA loading and the filesystem resolver reading the exchange directory."""
-    task = yaml.safe_load(POOL_TASK.read_text(encoding="utf-8"))
-    port = free_port()
-    env = {
-        **{k: str(v) for k, v in task["envs"].items()},
-        "MODEL": str(smollm2_hf),
-        "SERVED_NAME": "smollm2",
-        "TENSOR_PARALLEL": "1",
-        "MAX_LORA_RANK": "8",
-        "EXCHANGE_DIR": str(exchange),
-        "VLLM_PYTHON": sys.executable,
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "VLLM_EXTRA_ARGS": " ".join(CPU_SERVER_ARGS),
-    }
-    log = tmp_path_factory.mktemp("vllm-pool") / "serve.log"
-    with serving(["bash", "-c", task["run"]], port, log, env) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def trained(smollm2_hf, pool, exchange):
+def trained(smollm2_hf, vllm_pool, vllm_exchange):
     """SmolLM2 trained with LoRA for two GRPO steps on the pool's samples, the adapter
     pushed after each; the pool's greedy replies before, and the client."""
     trainer = TransformersChatModel(smollm2_hf, dtype="float32")
-    generator = VLLMServerModel(pool, exchange)  # the base model's name asked of the server
+    # The base model's name is asked of the server.
+    generator = VLLMServerModel(vllm_pool, vllm_exchange)
     conversations = [[{"role": "user", "content": q}] for q in QUESTIONS]
     before = [c.token_ids for c in generator.generate(conversations, GREEDY)]
     assert before == [c.token_ids for c in trainer.generate(conversations, GREEDY)]
@@ -86,14 +50,14 @@ def test_the_pool_generates_like_the_trained_model_after_each_adapter_push(train
     assert served == trained_replies
 
 
-def test_another_server_of_the_pool_finds_the_adapter_by_name(trained, pool, exchange):
+def test_another_server_of_the_pool_finds_the_adapter_by_name(trained, vllm_pool, vllm_exchange):
     # A server the load request never reached (behind a load balancer) resolves the
     # adapter from the exchange directory when a request names it: here, the newest
     # adapter written again under a new name that was never loaded.
     trainer, learner, generator, _, names = trained
     from spade_envs.trainer.adapters import write_adapter
 
-    unseen = VLLMServerModel(pool, exchange)
+    unseen = VLLMServerModel(vllm_pool, vllm_exchange)
     name = unseen.next_adapter_name()
     write_adapter(learner.model, unseen.adapter_dir(name), base_model=unseen.base_model())
     unseen.use_adapter(name)
@@ -103,12 +67,14 @@ def test_another_server_of_the_pool_finds_the_adapter_by_name(trained, pool, exc
     assert name not in names
 
 
-def test_bad_pool_settings_and_refusals_say_what_to_do(pool, tmp_path):
-    generator = VLLMServerModel(pool, tmp_path, model="smollm2")
+def test_bad_pool_settings_and_refusals_say_what_to_do(vllm_pool, tmp_path):
+    generator = VLLMServerModel(vllm_pool, tmp_path, model="smollm2")
     with pytest.raises(LLMConfigError, match=r"refused /v1/load_lora_adapter \(HTTP 4"):
         generator.load_adapter(generator.next_adapter_name(), tmp_path / "missing")
     assert generator.adapter is None and generator.model == "smollm2"
     with pytest.raises(LLMConfigError, match="exchange directory"):
-        VLLMServerModel(pool, "")
-    replies = generator.generate([[{"role": "user", "content": "Hi"}]], SamplingParams(max_tokens=4))
+        VLLMServerModel(vllm_pool, "")
+    replies = generator.generate(
+        [[{"role": "user", "content": "Hi"}]], SamplingParams(max_tokens=4)
+    )
     assert replies[0].ok and replies[0].token_ids
