@@ -36,10 +36,9 @@ def pool(request):
         yield pool
 
 
-def test_a_kill_from_another_thread_leaves_the_pipes_to_the_call_in_flight(pool, monkeypatch):
-    env = open_env(SPIN, pool=pool)
-    env.reset(seed=0)
-    worker = env._worker
+def _gate_receive(worker, monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Hold a worker's next read of its answer: ``inside`` is set when a thread reaches it,
+    and the read goes on once ``go`` is set."""
     inside, go = threading.Event(), threading.Event()
     receive = worker._channel.receive
 
@@ -49,6 +48,14 @@ def test_a_kill_from_another_thread_leaves_the_pipes_to_the_call_in_flight(pool,
         return receive(*args, **kwargs)
 
     monkeypatch.setattr(worker._channel, "receive", gated)
+    return inside, go
+
+
+def test_a_kill_from_another_thread_leaves_the_pipes_to_the_call_in_flight(pool, monkeypatch):
+    env = open_env(SPIN, pool=pool)
+    env.reset(seed=0)
+    worker = env._worker
+    inside, go = _gate_receive(worker, monkeypatch)
     outcome: list[type] = []
 
     def play() -> None:
@@ -170,15 +177,7 @@ def test_two_threads_collecting_one_answer_are_one_at_a_time(pool, monkeypatch):
     env = open_env(env_source(), pool=pool)
     env.reset(seed=0)
     worker = env._worker
-    inside, go = threading.Event(), threading.Event()
-    receive = worker._channel.receive
-
-    def gated(*args, **kwargs):
-        inside.set()
-        go.wait(10)
-        return receive(*args, **kwargs)
-
-    monkeypatch.setattr(worker._channel, "receive", gated)
+    inside, go = _gate_receive(worker, monkeypatch)
     worker.send("step", action="x")
     got: list[object] = []
     first = threading.Thread(target=lambda: got.append(worker.receive()))
