@@ -4,7 +4,9 @@ On a terminal, one line is redrawn in place (``[iter 1/2] play: 12/48 episodes, 
 most a few times a second and cleared when the phase ends, so the phase's own summary line
 follows on a clean screen. Anywhere else (a log file, CI, a pipe) nothing is redrawn: a
 plain line is written at most once per ``interval`` seconds (a minute by default), so a
-long phase shows it is alive without a line per item. Only the standard library is used.
+long phase shows it is alive without a line per item. With ``heartbeat``, the line is also
+shown when no item finished for that long (batched plays finish together, near the end:
+a play phase was silent for two minutes). Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class Progress:
         interval: Seconds between lines when ``stream`` is not a terminal; 0 shows
             nothing anywhere (a rank other than 0, a quiet run).
         clock: Seconds, monotonic (tests pass their own).
+        heartbeat: Also show the line when no item finished for an interval (a thread of
+            its own; on a terminal, the elapsed seconds move once a second).
 
     Use it as a context manager, or call :meth:`close`; :meth:`advance` is thread-safe and
     can be handed to code that calls back once per finished item (``progress=bar.tick``).
@@ -46,6 +50,7 @@ class Progress:
         stream: TextIO | None = None,
         interval: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        heartbeat: bool = False,
     ) -> None:
         self.label = label
         self.total = total
@@ -60,6 +65,13 @@ class Progress:
         self._shown = self._started  # nothing is shown before the first interval passes
         self._drawn = 0  # width of the line on the terminal
         self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._beats: threading.Thread | None = None
+        if heartbeat and self._interval:
+            self._beats = threading.Thread(
+                target=self._beat, args=(max(self._interval, 1.0),), daemon=True
+            )
+            self._beats.start()
 
     def line(self) -> str:
         """How far the phase is, as one line."""
@@ -75,6 +87,14 @@ class Progress:
             if self._interval and now - self._shown >= self._interval:
                 self._shown = now
                 self._show()
+
+    def _beat(self, every: float) -> None:
+        while not self._closed.wait(every):
+            with self._lock:
+                now = self._clock()
+                if self._interval and now - self._shown >= min(every, self._interval):
+                    self._shown = now
+                    self._show()
 
     def tick(self, *_: Any) -> None:
         """One more item finished (takes and ignores a callback's arguments)."""
@@ -95,6 +115,9 @@ class Progress:
 
     def close(self) -> None:
         """End the phase: clear the redrawn line (a terminal) so a summary can follow."""
+        self._closed.set()
+        if self._beats is not None and self._beats is not threading.current_thread():
+            self._beats.join(5)
         with self._lock:
             if self._live and self._drawn:
                 try:

@@ -78,3 +78,37 @@ def test_a_closed_stream_never_fails_the_phase():
     bar.advance()
     bar.close()
     assert bar.count == 2
+
+
+class Log(io.StringIO):
+    """A log file that says when a line arrives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrote = threading.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        self.wrote.set()
+        return written
+
+
+def test_a_heartbeat_shows_the_line_while_no_item_finishes():
+    """Batched plays finish together near the end: the play phase of `make demo` once
+    printed its first line after two minutes of silence."""
+    clock, stream = Clock(), Log()
+    bar = Progress("[iter 1/2] play", 48, unit="episodes", stream=stream, interval=1,
+                   clock=clock, heartbeat=True)  # fmt: skip
+    clock.now += 1.5  # a second and a half of silence, no episode finished
+    assert stream.wrote.wait(10), "no line without a finished item"
+    bar.close()
+    assert stream.getvalue().splitlines()[0] == "[iter 1/2] play: 0/48 episodes, 2 s"
+    assert not bar._beats.is_alive()  # closing stops the heartbeat
+
+
+def test_without_a_heartbeat_nothing_is_shown_between_items():
+    clock, stream = Clock(), Log()
+    with Progress("x", 3, stream=stream, interval=1, clock=clock) as bar:
+        clock.now += 5
+        assert not stream.wrote.wait(1.5)
+    assert bar._beats is None and stream.getvalue() == ""

@@ -488,7 +488,9 @@ def _hinted_wins(
     )
     engine = RolloutEngine(parts.generator, rollout, registry=parts.view)
     label = "cold start: hinted plays"
-    with Progress(label, len(specs), unit="episodes", interval=60 if shown else 0) as bar:
+    with Progress(
+        label, len(specs), unit="episodes", interval=60 if shown else 0, heartbeat=True
+    ) as bar:
         played = engine.run(specs, targets, progress=bar.tick)
     return [e for e in played if e.won and not e.failed]
 

@@ -371,7 +371,7 @@ class SelfPlayTrainer:
         if self._log is None or not self.dist.is_main:
             return engine.run(specs, targets), engine.stats
         share = " (this rank's share)" if self.dist.world_size > 1 else ""
-        with Progress(label + share, len(specs), unit="episodes") as shown:
+        with Progress(label + share, len(specs), unit="episodes", heartbeat=True) as shown:
             return engine.run(specs, targets, progress=shown.tick), engine.stats
 
     def _play(self, k: int, env_ids: list[str]) -> tuple[list[Any], list[Any], dict[str, Any]]:
