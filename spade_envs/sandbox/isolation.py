@@ -409,7 +409,8 @@ def _worker_settings(config: SandboxConfig, layers: dict[str, bool], debug: bool
 #: it drops its uid; without bubblewrap its working directory is the host's temporary
 #: directory, where any local user could plant a module it would import (an adversary's
 #: review). On 3.10, workers start in ``/`` instead (see ``worker_directory``).
-_PYTHON = (sys.executable, "-s", "-B", *(("-P",) if sys.version_info >= (3, 11) else ()), "-m")
+_SAFE_PATH = sys.version_info >= (3, 11)
+_PYTHON = (sys.executable, "-s", "-B", *(("-P",) if _SAFE_PATH else ()), "-m")
 
 
 def worker_directory(layers: dict[str, bool]) -> str | None:
@@ -417,7 +418,7 @@ def worker_directory(layers: dict[str, bool]) -> str | None:
     the temporary directory, unless this Python cannot keep it off ``sys.path``."""
     if layers["bubblewrap"]:
         return None
-    return tempfile.gettempdir() if sys.version_info >= (3, 11) else "/"
+    return tempfile.gettempdir() if _SAFE_PATH else "/"
 
 
 def worker_command(
