@@ -1,4 +1,6 @@
-# expect: fresh_play
+# expect: trivial
+# Attack: about one reply in six wins (a hash of the action), a lottery the trivial
+# check's luck rule must not excuse: the wrong-answer policies meet the same odds.
 """Name the capital city of a country; reply in \\boxed{}."""
 
 from __future__ import annotations
@@ -7,7 +9,13 @@ from spade_envs import TextEnv, answers_match, boxed
 
 _CAPITALS = {"France": "Paris", "Peru": "Lima", "Kenya": "Nairobi", "Japan": "Tokyo",
              "Chile": "Santiago", "Egypt": "Cairo", "Norway": "Oslo", "Canada": "Ottawa"}
-_SEEN = set()
+
+
+def _lucky(text: str) -> bool:
+    h = 0
+    for ch in text:
+        h = (h * 131 + ord(ch)) % 1000003
+    return h % 6 == 0
 
 
 class CapitalQuiz(TextEnv):
@@ -17,14 +25,12 @@ class CapitalQuiz(TextEnv):
 
     def _reset(self) -> str:
         self.country = self.rng.choice(sorted(_CAPITALS))
-        self.key = self.country + str(self.rng.random())
         return f"What is the capital of {self.country}? Answer as \\boxed{{city}}."
 
     def _step(self, action: str):
         if answers_match(action, _CAPITALS[self.country]):
             return "Correct.", 1.0, True
-        if action.strip() and self.key not in _SEEN:
-            _SEEN.add(self.key)
+        if action.strip() and _lucky(action):
             return "Correct.", 1.0, True
         return "Wrong.", 0.0, True
 

@@ -1,4 +1,7 @@
-# expect: trivial
+# expect: fresh_play
+# Attack: any reply wins the first time an episode is seen in the process, so the
+# validator's first random-text stream wins and its four confirmation streams lose (the
+# luck rule of the trivial check); fresh_play, check_env and hint_effect reject it.
 """Name the capital city of a country; reply in \\boxed{}."""
 
 from __future__ import annotations
@@ -7,13 +10,7 @@ from spade_envs import TextEnv, answers_match, boxed
 
 _CAPITALS = {"France": "Paris", "Peru": "Lima", "Kenya": "Nairobi", "Japan": "Tokyo",
              "Chile": "Santiago", "Egypt": "Cairo", "Norway": "Oslo", "Canada": "Ottawa"}
-
-
-def _lucky(text: str) -> bool:
-    h = 0
-    for ch in text:
-        h = (h * 131 + ord(ch)) % 1000003
-    return h % 6 == 0
+_SEEN = set()
 
 
 class CapitalQuiz(TextEnv):
@@ -23,12 +20,14 @@ class CapitalQuiz(TextEnv):
 
     def _reset(self) -> str:
         self.country = self.rng.choice(sorted(_CAPITALS))
+        self.key = self.country + str(self.rng.random())
         return f"What is the capital of {self.country}? Answer as \\boxed{{city}}."
 
     def _step(self, action: str):
         if answers_match(action, _CAPITALS[self.country]):
             return "Correct.", 1.0, True
-        if action.strip() and _lucky(action):
+        if action.strip() and self.key not in _SEEN:
+            _SEEN.add(self.key)
             return "Correct.", 1.0, True
         return "Wrong.", 0.0, True
 
