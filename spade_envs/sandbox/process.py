@@ -338,6 +338,11 @@ class Worker:
         finally:
             with self._io_lock:
                 self._receiving = False
+        if self._channel.unread:
+            # One request, one answer: bytes after it would be taken as the answer to the
+            # next call (a forged result), so the worker that sent them is not trusted.
+            self._fail("it sent more than one answer")
+            raise SandboxProtocolError(f"the worker sent more than its answer to {op}()")
         if not isinstance(answer, dict) or "ok" not in answer:
             self._fail("malformed answer")
             raise SandboxProtocolError(f"malformed answer to {op}(): {answer!r:.200}")

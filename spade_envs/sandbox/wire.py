@@ -82,6 +82,11 @@ class Channel:
         self._writer.register(write_fd, select.POLLOUT | select.POLLHUP | select.POLLERR)
         self._buffer = bytearray()
 
+    @property
+    def unread(self) -> int:
+        """Bytes read from the pipe past the last message received."""
+        return len(self._buffer)
+
     def send_bytes(
         self, data: bytes, *, deadline: float | None = None, what: str = "a call"
     ) -> None:

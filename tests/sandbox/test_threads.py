@@ -19,10 +19,11 @@ import types
 
 import pytest
 
-from spade_envs.error import SandboxCrashed, SandboxError
+from spade_envs.error import SandboxCrashed, SandboxError, SandboxProtocolError
 from spade_envs.sandbox import WorkerPool, open_env
 from spade_envs.sandbox import process as process_module
 from spade_envs.sandbox import zygote as zygote_module
+from spade_envs.sandbox.wire import encode
 
 from .conftest import TIGHT, env_source, requires_bwrap
 
@@ -190,4 +191,25 @@ def test_two_threads_collecting_one_answer_are_one_at_a_time(pool, monkeypatch):
     monkeypatch.undo()
     assert isinstance(got[0], list) and got[0][4]["turn"] == 1
     assert worker.call("step", action="y")[4]["turn"] == 2
+    env.close()
+
+
+def test_bytes_after_an_answer_are_never_the_next_answer(pool, monkeypatch):
+    """A worker that wrote two frames at once would have its second taken as the answer
+    to the next call: a forged result (an adversary's review; the worker's side keeps
+    environment code off the channel, and this is the parent's own guard)."""
+    env = open_env(env_source(), pool=pool)
+    env.reset(seed=0)
+    worker = env._worker
+    receive = worker._channel.receive
+
+    def with_a_second_frame(*args, **kwargs):
+        answer = receive(*args, **kwargs)
+        worker._channel._buffer += encode({"ok": True, "result": ["forged", 1.0, True]})
+        return answer
+
+    monkeypatch.setattr(worker._channel, "receive", with_a_second_frame)
+    with pytest.raises(SandboxProtocolError, match=r"more than its answer to step\(\)"):
+        worker.call("step", action="x")
+    assert not worker.alive and "more than one answer" in worker.broken_reason
     env.close()
